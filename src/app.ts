@@ -1,0 +1,99 @@
+// Builds the two Fastify instances from their dependencies, without listening: the public listener (the
+// platform's endpoint and health) and the admin listener (admin and card-lifecycle APIs, metrics).
+import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger } from 'fastify'
+import underPressure from '@fastify/under-pressure'
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
+import type { Store } from './store/types.js'
+import type { Metrics } from './metrics.js'
+import type { Compensator } from './decision/compensator.js'
+import type { RiskLookup } from './decision/pipeline.js'
+import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
+import { healthRoutes } from './http/health-routes.js'
+import { adminRoutes, type RulesControl } from './http/admin-routes.js'
+import { answerFor } from './http/answer.js'
+
+export interface AppDeps {
+  config: Config
+  store: Store
+  rules: RulesControl
+  metrics: Metrics
+  logger: Logger
+  compensator: Compensator
+  risk?: RiskLookup
+  clock?: () => number
+  /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
+  lifecycle: { shuttingDown: boolean }
+}
+
+export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
+  const { config, metrics } = deps
+  const clock = deps.clock ?? Date.now
+  const answerCtx = { timezone: config.timezone, defaultCurrency: config.defaultCurrency, clock }
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // one log line per decision, written by the route, instead of Fastify's two per request
+    logController: new LogController({ disableRequestLogging: true }),
+    // a hop count is valid at run time though the type omits it
+    trustProxy: config.trustProxy as boolean | string,
+    bodyLimit: 16 * 1024,
+    // while closing, requests already on a connection are still answered (the platform must get an answer)
+    return503OnClosing: false,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error'
+  })
+
+  await app.register(underPressure, {
+    maxEventLoopDelay: config.shedEventLoopDelayMs,
+    ...(config.shedHeapUsedBytes > 0 ? { maxHeapUsedBytes: config.shedHeapUsedBytes } : {}),
+    sampleInterval: 100,
+    pressureHandler: (request, reply, type) => {
+      // only the decision route is shed; health and other routes go on (readiness reports the pressure)
+      if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return undefined
+      metrics.shed.inc({ cause: String(type) })
+      reply.code(200)
+      // a returned value is sent as the answer and the request goes no further (under-pressure's contract)
+      return answerFor('05', undefined, answerCtx) as unknown as undefined
+    }
+  })
+
+  await app.register(externalAuthRoutes, {
+    deadlineMs: config.deadlineMs,
+    headers: { consumerKey: config.consumerKey, clientId: config.clientId, bankId: config.bankId, entityIds: config.entityIds },
+    allowedSourceIps: config.allowedSourceIps,
+    answer: answerCtx,
+    metrics,
+    decision: {
+      store: deps.store,
+      rules: deps.rules.current,
+      timezone: config.timezone,
+      defaultCurrency: config.defaultCurrency,
+      clock,
+      compensator: deps.compensator,
+      ...(deps.risk !== undefined ? { risk: deps.risk } : {})
+    }
+  })
+  await app.register(healthRoutes, {
+    store: deps.store,
+    rulesLoaded: () => deps.rules.loadedAt() !== null,
+    shuttingDown: () => deps.lifecycle.shuttingDown
+  })
+  app.setNotFoundHandler(async (_request, reply) => {
+    reply.code(404)
+    return { error: 'NOT_FOUND', message: 'no such route' }
+  })
+  return app
+}
+
+export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 64 * 1024 })
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', deps.metrics.registry.contentType)
+    return await deps.metrics.registry.metrics()
+  })
+  await app.register(async (scope) => {
+    await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
+    if (extra !== undefined) await extra(scope)
+  })
+  return app
+}

@@ -1,0 +1,30 @@
+// One catalogue of our operating errors, each with a stable code; tests assert on codes, never on text.
+import createError from '@fastify/error'
+
+export const ERR_UNAUTHORIZED = createError('EXTAUTH_ERR_UNAUTHORIZED', 'Missing or wrong credentials', 401)
+export const ERR_FORBIDDEN_SOURCE = createError('EXTAUTH_ERR_FORBIDDEN_SOURCE', 'Source address %s is not allowed', 403)
+export const ERR_BAD_REQUEST = createError('EXTAUTH_ERR_BAD_REQUEST', '%s', 400)
+export const ERR_NOT_FOUND = createError('EXTAUTH_ERR_NOT_FOUND', '%s', 404)
+export const ERR_CONFLICT = createError('EXTAUTH_ERR_CONFLICT', '%s', 409)
+export const ERR_UNPROCESSABLE = createError('EXTAUTH_ERR_UNPROCESSABLE', '%s', 422)
+export const ERR_STORE_UNAVAILABLE = createError('EXTAUTH_ERR_STORE_UNAVAILABLE', 'Store unavailable: %s', 503)
+
+/** A store operation refused for a reason the caller can act on (maps to 404 / 409 on the admin API). */
+export class StoreRejection extends Error {
+  readonly code: StoreRejectionCode
+  constructor (code: StoreRejectionCode, message: string) {
+    super(message)
+    this.name = 'StoreRejection'
+    this.code = code
+  }
+}
+
+export type StoreRejectionCode =
+  | 'CUSTOMER_NOT_FOUND'
+  | 'DECISION_NOT_FOUND'
+  | 'REFERENCE_CONFLICT'
+  | 'INSUFFICIENT_FUNDS'
+  | 'NOT_APPROVED'
+  | 'EXCEEDS_HOLD'
+  | 'ALREADY_REVERSED'
+  | 'BALANCE_LIMIT'

@@ -1,0 +1,52 @@
+// Who may call the public listener: the source-IP allowlist and the platform's headers (spec
+// "Authentication" 9; contract §2).
+import { createHash, timingSafeEqual } from 'node:crypto'
+import ipaddr from 'ipaddr.js'
+import type { CidrList } from '../config.js'
+
+/** Equal-length digests make the comparison's time independent of where the strings differ. */
+export function constantTimeEqual (a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest()
+  const db = createHash('sha256').update(b).digest()
+  return timingSafeEqual(da, db)
+}
+
+export function ipAllowed (ip: string, allowed: CidrList): boolean {
+  if (allowed.length === 0) return true
+  let addr: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    // process() turns an IPv4-mapped IPv6 address (::ffff:10.0.0.1) into the IPv4 it carries
+    addr = ipaddr.process(ip)
+  } catch {
+    return false
+  }
+  for (const range of allowed) {
+    if (addr.kind() === range[0].kind() && addr.match(range as [ipaddr.IPv4, number] & [ipaddr.IPv6, number])) return true
+  }
+  return false
+}
+
+export interface HeaderExpectations {
+  consumerKey: string
+  clientId: string
+  bankId: string
+  entityIds: readonly string[]
+}
+
+type Headers = Record<string, string | string[] | undefined>
+
+function one (h: string | string[] | undefined): string | undefined {
+  return Array.isArray(h) ? undefined : h
+}
+
+/** Returns the name of the first header that fails, or null when all pass. */
+export function failedHeader (headers: Headers, want: HeaderExpectations): string | null {
+  const key = one(headers['x-consumer-custom-id'])
+  // compared in full even when absent, so a missing header takes the same path as a wrong one
+  if (!constantTimeEqual(key ?? '', want.consumerKey) || key === undefined) return 'X-Consumer-Custom-ID'
+  if (one(headers.clientid) !== want.clientId) return 'clientId'
+  if (one(headers.bankid) !== want.bankId) return 'bankId'
+  const entity = one(headers.entityid)
+  if (headers.entityid !== undefined && (entity === undefined || (want.entityIds.length > 0 && !want.entityIds.includes(entity)))) return 'entityId'
+  return null
+}

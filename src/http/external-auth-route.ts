@@ -1,0 +1,138 @@
+// POST /api/v1/externalAuth: caller checks, body validation, the decision under a deadline guard, and the
+// contract's answer shape for every outcome.
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyError } from 'fastify'
+import { Ajv } from 'ajv'
+import type { AuthRequest, ResponseCode } from '../decision/request.js'
+import { decide, type Decision, type DecisionDeps, type PipelineReason } from '../decision/pipeline.js'
+import { answerFor, type Answer, type AnswerContext } from './answer.js'
+import { answerSchema, authRequestSchema } from './auth-schema.js'
+import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-checks.js'
+import type { CidrList } from '../config.js'
+import type { Metrics } from '../metrics.js'
+
+export const EXTERNAL_AUTH_PATH = '/api/v1/externalAuth'
+
+export interface ExternalAuthOptions {
+  deadlineMs: number
+  headers: HeaderExpectations
+  allowedSourceIps: CidrList
+  answer: AnswerContext
+  decision: DecisionDeps
+  metrics: Metrics
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    arrivedAtMs: number
+  }
+}
+
+// No coercion (a number is not a digit string), no defaults, keep unknown fields (they are ignored).
+const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: true })
+
+function statusOf (err: FastifyError): number {
+  if (err.validation !== undefined) return 400
+  const s = err.statusCode ?? 500
+  // body too large (413), unsupported content type (415), bad JSON: all "bad body" to the platform
+  if (s === 413 || s === 415 || (s >= 400 && s < 500 && s !== 401 && s !== 403)) return 400
+  if (s === 401 || s === 403) return s
+  // internal errors answer 05 with 200: the platform reads the code, not the status
+  return 200
+}
+
+export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAuthOptions): Promise<void> {
+  const { metrics } = opts
+  const log = app.log
+
+  function send (reply: FastifyReply, status: number, code: ResponseCode, body: unknown): Answer {
+    const a = answerFor(code, body, opts.answer)
+    reply.code(status)
+    return a
+  }
+
+  function logDecision (request: FastifyRequest, body: AuthRequest, code: ResponseCode, reason: PipelineReason | 'deadline', d?: Decision): void {
+    const latencyMs = Date.now() - request.arrivedAtMs
+    metrics.decisions.inc({ code, reason })
+    metrics.decisionSeconds.observe({ code }, latencyMs / 1000)
+    if (d?.ruleId != null && (reason === 'rule' || reason === 'limit')) metrics.ruleHits.inc({ rule: d.ruleId, mode: 'enforce' })
+    for (const id of d?.shadowHits ?? []) metrics.ruleHits.inc({ rule: id, mode: 'shadow' })
+    if (reason === 'conflict') {
+      metrics.conflicts.inc()
+      log.warn({ reference: body.transactionReferenceNumber, urn: body.urn }, 'reference conflict: same reference, other amount or card')
+    }
+    log.info({
+      reference: body.transactionReferenceNumber,
+      urn: body.urn,
+      code,
+      reason,
+      rule: d?.ruleId ?? undefined,
+      shadow: d !== undefined && d.shadowHits.length > 0 ? d.shadowHits : undefined,
+      replayed: d?.replayed === true ? true : undefined,
+      latencyMs
+    }, 'decision')
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.arrivedAtMs = Date.now()
+    if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return
+    if (!ipAllowed(request.ip, opts.allowedSourceIps)) {
+      metrics.badRequests.inc({ status: '403' })
+      log.warn({ ip: request.ip }, 'source address not allowed')
+      return await reply.code(403).send(answerFor('05', undefined, opts.answer))
+    }
+    const bad = failedHeader(request.headers, opts.headers)
+    if (bad !== null) {
+      metrics.badRequests.inc({ status: '401' })
+      log.warn({ ip: request.ip, header: bad }, 'caller header missing or wrong')
+      return await reply.code(401).send(answerFor('05', undefined, opts.answer))
+    }
+  })
+
+  app.setErrorHandler(async (err: FastifyError, request, reply) => {
+    const status = statusOf(err)
+    if (status === 200) {
+      log.error({ err, reference: (request.body as AuthRequest | undefined)?.transactionReferenceNumber }, 'internal error; answered 05')
+    } else {
+      metrics.badRequests.inc({ status: String(status) })
+      log.info({ code: err.code, status, detail: err.validation !== undefined ? err.message : undefined }, 'bad request')
+    }
+    return send(reply, status, '05', request.body)
+  })
+
+  app.post(EXTERNAL_AUTH_PATH, {
+    schema: { body: authRequestSchema, response: { '2xx': answerSchema, '4xx': answerSchema } },
+    validatorCompiler: ({ schema }) => ajv.compile(schema),
+    bodyLimit: 16 * 1024
+  }, async (request, reply): Promise<Answer> => {
+    const body = request.body as AuthRequest
+    const arrivedAtMs = request.arrivedAtMs
+    const deadlineAtMs = arrivedAtMs + opts.deadlineMs
+    const ac = new AbortController()
+    return await new Promise<Answer>((resolve) => {
+      let settled = false
+      const timer = setTimeout(() => {
+        if (settled) return
+        settled = true
+        ac.abort()
+        metrics.deadlineHits.inc()
+        logDecision(request, body, '05', 'deadline')
+        resolve(send(reply, 200, '05', body))
+      }, Math.max(0, deadlineAtMs - Date.now()))
+      decide(body, { arrivedAtMs, deadlineAtMs, signal: ac.signal }, opts.decision).then((d) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        logDecision(request, body, d.code, d.reason, d)
+        resolve(send(reply, 200, d.code, body))
+      }, (err: unknown) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        metrics.storeErrors.inc({ op: 'authorize' })
+        log.error({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'store error; answered 05')
+        logDecision(request, body, '05', 'store_error')
+        resolve(send(reply, 200, '05', body))
+      })
+    })
+  })
+}

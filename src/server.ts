@@ -1,0 +1,59 @@
+// Starts and stops the process: configuration, the two listeners, SIGHUP for a rules reload, and a
+// graceful SIGTERM (stop accepting, answer what is in flight, close the store, exit 0).
+import closeWithGrace from 'close-with-grace'
+import { loadConfig, ConfigError } from './config.js'
+import { createLogger } from './logger.js'
+import { buildAdminApp, buildPublicApp } from './app.js'
+import { createServices } from './services.js'
+
+async function main (): Promise<void> {
+  let config
+  try {
+    config = loadConfig(process.env)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`extauth: configuration error: ${err.message}\n`)
+      process.exit(1)
+    }
+    throw err
+  }
+  const log = createLogger(config.logLevel)
+  let services
+  try {
+    services = await createServices(config, log)
+  } catch (err) {
+    const e = err as Error & { errors?: unknown }
+    log.fatal({ err: e.message, errors: e.errors }, 'cannot start')
+    process.exit(1)
+  }
+  const publicApp = await buildPublicApp(services)
+  const adminApp = config.adminToken === '' ? null : await buildAdminApp(services)
+
+  process.on('SIGHUP', () => {
+    log.info('SIGHUP: reloading rules')
+    services.rulesManager.reload().catch((err: unknown) => { log.error({ err }, 'rules reload failed') })
+  })
+
+  closeWithGrace({ delay: config.graceMs }, async ({ signal, err }) => {
+    if (err !== undefined) log.error({ err }, 'closing after an error')
+    log.info({ signal }, 'shutting down: finishing requests in flight')
+    services.lifecycle.shuttingDown = true
+    await publicApp.close()
+    if (adminApp !== null) await adminApp.close()
+    await services.close()
+    log.info('stopped')
+  })
+
+  await publicApp.listen({ host: config.host, port: config.port })
+  if (adminApp === null) {
+    log.warn('ADMIN_TOKEN is not set: the admin listener (admin API, card lifecycle, metrics) is not started')
+  } else {
+    await adminApp.listen({ host: config.adminHost, port: config.adminPort })
+  }
+  log.info({ store: services.store.kind, rules: services.rulesManager.current.version, deadlineMs: config.deadlineMs }, 'extauth ready')
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`extauth: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,69 @@
+// Creates what the apps depend on from the configuration: the store (Redis, Redis Cluster or the embedded
+// memory store), the rules, metrics and the deadline compensator.
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
+import type { AppDeps } from './app.js'
+import type { Store } from './store/types.js'
+import { MemoryStore } from './store/memory.js'
+import { RedisStore, createRedisClient } from './store/redis.js'
+import { RulesManager } from './rules/manager.js'
+import { createMetrics, type Metrics } from './metrics.js'
+import { Compensator } from './decision/compensator.js'
+
+export interface Services extends AppDeps {
+  rulesManager: RulesManager
+  close: () => Promise<void>
+}
+
+export async function createStore (config: Config, log: Logger): Promise<Store> {
+  if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
+    log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
+    return new MemoryStore()
+  }
+  const client = createRedisClient({
+    ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
+    ...(config.redisClusterNodes !== undefined ? { clusterNodes: config.redisClusterNodes } : {})
+  })
+  client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
+  let wasReady = false
+  client.on('ready', () => { wasReady = true; log.info('redis ready') })
+  client.on('end', () => { if (wasReady) log.warn('redis connection ended') })
+  client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix })
+  try {
+    await store.connect()
+  } catch (err) {
+    // start anyway, not ready; the client keeps reconnecting and readiness follows it
+    log.error({ err: (err as Error).message }, 'redis unreachable at start; not ready until it answers')
+  }
+  return store
+}
+
+export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
+  const store = opts.store ?? await createStore(config, log)
+  const metrics = opts.metrics ?? createMetrics()
+  const rulesManager = new RulesManager({ dir: config.rulesDir, timezone: config.timezone, log })
+  await rulesManager.start()
+  if (config.rulesWatch) rulesManager.watch()
+  const compensator = new Compensator(store, log, metrics)
+  const lifecycle = { shuttingDown: false }
+  return {
+    config,
+    store,
+    metrics,
+    logger: log,
+    compensator,
+    lifecycle,
+    rulesManager,
+    rules: {
+      current: () => rulesManager.current,
+      reload: async () => await rulesManager.reload(),
+      loadedAt: () => rulesManager.loadedAt
+    },
+    close: async () => {
+      rulesManager.close()
+      await compensator.drain(Math.min(config.graceMs, 5000))
+      await store.close()
+    }
+  }
+}

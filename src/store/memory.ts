@@ -1,0 +1,294 @@
+// The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
+// process. Each method runs to completion without awaiting in between, which makes it atomic.
+import { StoreRejection, type StoreRejectionCode } from '../errors.js'
+import type { ResponseCode } from '../decision/request.js'
+import { Keys, limitMember } from './keys.js'
+import { MAX_BALANCE, normalizeRecord } from './record.js'
+import {
+  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
+  type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
+} from './types.js'
+
+interface CustomerState { customerId: string | null, status: CustomerStatus, available: number, cards: Map<string, CardStatus> }
+interface Expiring<T> { value: T, expiresAtMs: number }
+interface WindowEntry { score: number, member: string }
+interface StoredRecord extends DecisionRecord { reversalRequested: string | null }
+
+function reject (code: StoreRejectionCode): never {
+  throw new StoreRejection(code, code)
+}
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory' as const
+  private readonly clock: () => number
+  private readonly keys = new Keys('')
+  private readonly customers = new Map<string, CustomerState>()
+  private readonly decisions = new Map<string, Expiring<StoredRecord>>()
+  private readonly moneyOps = new Map<string, number>()
+  private readonly windows = new Map<string, WindowEntry[]>()
+  private readonly streams = new Map<string, Array<Record<string, string>>>()
+  private readonly streamMaxLen: number
+  private streamSeq = 0
+  private closed = false
+
+  constructor (opts: { clock?: () => number, streamMaxLen?: number } = {}) {
+    this.clock = opts.clock ?? Date.now
+    this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+  }
+
+  private getRecord (key: string): StoredRecord | undefined {
+    const e = this.decisions.get(key)
+    if (e === undefined) return undefined
+    if (e.expiresAtMs <= this.clock()) {
+      this.decisions.delete(key)
+      return undefined
+    }
+    return e.value
+  }
+
+  private putRecord (key: string, rec: StoredRecord, keepTtl: boolean): void {
+    const prev = this.decisions.get(key)
+    const expiresAtMs = keepTtl && prev !== undefined ? prev.expiresAtMs : this.clock() + DECISION_TTL_SECONDS * 1000
+    // stored as a copy so a caller holding the record cannot change the store
+    this.decisions.set(key, { value: structuredClone(rec), expiresAtMs })
+  }
+
+  private xadd (urn: string, fields: Record<string, string>): void {
+    const key = this.keys.stream(urn)
+    let s = this.streams.get(key)
+    if (s === undefined) this.streams.set(key, s = [])
+    s.push({ id: `${this.clock()}-${this.streamSeq++}`, ...fields })
+    if (s.length > this.streamMaxLen) s.splice(0, s.length - this.streamMaxLen)
+  }
+
+  private window (key: string, startMs: number): WindowEntry[] {
+    return (this.windows.get(key) ?? []).filter((e) => e.score >= startMs)
+  }
+
+  async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
+    this.assertOpen()
+    const { urn, reference, last4 } = input
+    const decisionKey = this.keys.decision(urn, reference)
+    const existing = this.getRecord(decisionKey)
+    if (existing !== undefined) {
+      if (existing.fingerprint !== input.fingerprint) {
+        this.xadd(urn, { type: 'conflict', urn, ref: reference, code: '05' })
+        return { code: '05', reason: 'conflict', ruleId: null, replayed: false, available: null, shadowLimitHits: [] }
+      }
+      return { code: existing.code, reason: existing.reason, ruleId: existing.ruleId, replayed: true, available: null, shadowLimitHits: [] }
+    }
+
+    const debit = input.debitAmount
+    let code: ResponseCode = '00'
+    let reason: DecisionReason = 'approved'
+    let ruleId: string | null = null
+    const cust = this.customers.get(urn)
+    if (cust === undefined) {
+      code = '14'; reason = 'unknown_urn'
+    } else if (cust.status === 'BLOCKED') {
+      code = '05'; reason = 'customer_blocked'
+    } else if (cust.status === 'CLOSED') {
+      code = '05'; reason = 'customer_closed'
+    } else {
+      const card = cust.cards.get(last4)
+      if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && cust.cards.size > 0) { code = '14'; reason = 'card_unknown' } else if (input.decline !== null) { code = input.decline.code; reason = 'rule'; ruleId = input.decline.ruleId }
+    }
+
+    const shadowLimitHits: string[] = []
+    const limitKeys = input.limits.map((l) => this.keys.limit(urn, last4, l))
+    if (code === '00') {
+      input.limits.forEach((l, i) => {
+        const entries = this.window(limitKeys[i] as string, l.windowStartMs)
+        const used = l.measure === 'count'
+          ? entries.length + 1
+          : entries.reduce((sum, e) => sum + Number(e.member.slice(0, e.member.indexOf('|'))), debit)
+        if (used > l.max) {
+          if (l.mode === 'shadow') shadowLimitHits.push(l.ruleId)
+          else if (code === '00') { code = l.code; reason = 'limit'; ruleId = l.ruleId }
+        }
+      })
+      if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds' }
+    }
+
+    const storeNow = this.clock()
+    const onDeadline = storeNow > input.deadlineAtMs
+    const decidedCode = onDeadline ? code : null
+    if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null }
+
+    let held = 0
+    const limitEntries: Array<[string, string]> = []
+    if (code === '00' && cust !== undefined) {
+      cust.available -= debit
+      held = debit
+      const member = limitMember(debit, reference)
+      input.limits.forEach((l, i) => {
+        const key = limitKeys[i] as string
+        const kept = (this.windows.get(key) ?? []).filter((e) => e.score >= input.nowMs - l.retainMs)
+        kept.push({ score: input.nowMs, member })
+        this.windows.set(key, kept)
+        limitEntries.push([key, member])
+      })
+    }
+
+    this.putRecord(decisionKey, {
+      urn, reference, last4, attempt: input.attempt, code, reason, ruleId,
+      debit: String(debit), held: String(held), released: '0', fingerprint: input.fingerprint,
+      shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
+      answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta
+    }, false)
+    this.xadd(urn, { type: 'decision', urn, ref: reference, code, reason, rule: ruleId ?? '', debit: String(debit), held: String(held) })
+    return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits }
+  }
+
+  async abandon (input: AbandonInput): Promise<AbandonOutcome> {
+    this.assertOpen()
+    const { urn, reference } = input
+    const key = this.keys.decision(urn, reference)
+    const rec = this.getRecord(key)
+    if (rec === undefined) {
+      this.putRecord(key, {
+        urn, reference, last4: input.last4, attempt: input.attempt, code: '05', reason: 'deadline', ruleId: null,
+        debit: '0', held: '0', released: '0', fingerprint: input.fingerprint, shadowLimitHits: [], limitEntries: [],
+        arrivedAtMs: input.arrivedAtMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: this.clock(),
+        answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null
+      }, false)
+      this.xadd(urn, { type: 'abandon', urn, ref: reference, released: '0' })
+      return 'tombstoned'
+    }
+    if (rec.attempt !== input.attempt || rec.answeredOnDeadline) return 'untouched'
+    const held = Number(rec.held)
+    const cust = this.customers.get(urn)
+    if (held > 0 && cust !== undefined) cust.available += held
+    for (const [wkey, member] of rec.limitEntries) this.removeEntry(wkey, member)
+    this.putRecord(key, {
+      ...rec, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
+      released: String(Number(rec.released) + held), held: '0', limitEntries: []
+    }, true)
+    this.xadd(urn, { type: 'abandon', urn, ref: reference, released: String(held) })
+    return 'released'
+  }
+
+  private removeEntry (key: string, member: string): WindowEntry | undefined {
+    const list = this.windows.get(key)
+    if (list === undefined) return undefined
+    const i = list.findIndex((e) => e.member === member)
+    if (i < 0) return undefined
+    return list.splice(i, 1)[0]
+  }
+
+  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
+    this.assertOpen()
+    let c = this.customers.get(urn)
+    if (c === undefined) this.customers.set(urn, c = { customerId: null, status: 'ACTIVE', available: 0, cards: new Map() })
+    if (patch.status !== undefined) c.status = patch.status
+    if (patch.customerId !== undefined) c.customerId = patch.customerId
+    return this.view(urn, c)
+  }
+
+  async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
+    this.assertOpen()
+    const c = this.customers.get(urn)
+    if (c === undefined) reject('CUSTOMER_NOT_FOUND')
+    c.cards.set(last4, status)
+    return this.view(urn, c)
+  }
+
+  async getCustomer (urn: string): Promise<Customer | null> {
+    this.assertOpen()
+    const c = this.customers.get(urn)
+    return c === undefined ? null : this.view(urn, c)
+  }
+
+  private view (urn: string, c: CustomerState): Customer {
+    return { urn, customerId: c.customerId, status: c.status, available: c.available, cards: Object.fromEntries(c.cards) }
+  }
+
+  private moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): MoneyOpResult {
+    this.assertOpen()
+    const c = this.customers.get(urn)
+    if (c === undefined) reject('CUSTOMER_NOT_FOUND')
+    const key = this.keys.moneyOp(urn, kind, reference)
+    const prior = this.moneyOps.get(key)
+    if (prior !== undefined) {
+      if (prior === amount) return { replayed: true, available: c.available }
+      reject('REFERENCE_CONFLICT')
+    }
+    if (kind === 'debit' && amount > c.available) reject('INSUFFICIENT_FUNDS')
+    if (kind === 'credit' && c.available + amount > MAX_BALANCE) reject('BALANCE_LIMIT')
+    c.available += kind === 'debit' ? -amount : amount
+    this.moneyOps.set(key, amount)
+    this.xadd(urn, { type: kind, urn, ref: reference, amount: String(amount) })
+    return { replayed: false, available: c.available }
+  }
+
+  async credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    return this.moneyOp('credit', urn, amount, reference)
+  }
+
+  async debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    return this.moneyOp('debit', urn, amount, reference)
+  }
+
+  async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
+    this.assertOpen()
+    const rec = this.getRecord(this.keys.decision(urn, reference))
+    if (rec === undefined) return null
+    const { reversalRequested: _, ...pub } = structuredClone(rec)
+    return normalizeRecord(pub as unknown as Record<string, unknown>)
+  }
+
+  async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+    this.assertOpen()
+    const key = this.keys.decision(urn, reference)
+    const rec = this.getRecord(key)
+    if (rec === undefined) reject('DECISION_NOT_FOUND')
+    const requested = amount === null ? '' : String(amount)
+    const cust = this.customers.get(urn)
+    if (rec.reversal !== null) {
+      if (rec.reversalRequested === requested) return { replayed: true, released: Number(rec.reversal.amount), available: cust?.available ?? 0 }
+      reject('ALREADY_REVERSED')
+    }
+    if (rec.code !== '00') reject('NOT_APPROVED')
+    const held = Number(rec.held)
+    const amt = amount ?? held
+    if (amt > held) reject('EXCEEDS_HOLD')
+    if (cust !== undefined) cust.available += amt
+    const left = held - amt
+    const kept: Array<[string, string]> = []
+    for (const [wkey, member] of rec.limitEntries) {
+      const removed = this.removeEntry(wkey, member)
+      if (left > 0 && removed !== undefined) {
+        const m = limitMember(left, reference)
+        this.windows.get(wkey)?.push({ score: removed.score, member: m })
+        kept.push([wkey, m])
+      }
+    }
+    this.putRecord(key, {
+      ...rec, limitEntries: kept, held: String(left), released: String(Number(rec.released) + amt),
+      reversal: { amount: String(amt), atMs: this.clock() }, reversalRequested: requested
+    }, true)
+    this.xadd(urn, { type: 'reversal', urn, ref: reference, released: String(amt) })
+    return { replayed: false, released: amt, available: cust?.available ?? 0 }
+  }
+
+  async readDecisionStream (urn: string, count = 10000): Promise<Array<Record<string, string>>> {
+    return (this.streams.get(this.keys.stream(urn)) ?? []).slice(0, count).map((e) => ({ ...e }))
+  }
+
+  ready (): boolean {
+    return !this.closed
+  }
+
+  async ping (): Promise<void> {
+    this.assertOpen()
+  }
+
+  async close (): Promise<void> {
+    this.closed = true
+  }
+
+  private assertOpen (): void {
+    if (this.closed) throw new Error('store is closed')
+  }
+}

@@ -1,0 +1,27 @@
+// Shared by both stores: limits on amounts and the normal form of a stored decision record.
+import type { DecisionMeta, DecisionRecord } from './types.js'
+
+/** A balance stays below 2^53 so every store computes it exactly (Lua and JS numbers are doubles). */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
+/** string(15) of the spec: the largest single amount a request or an admin call may carry. */
+export const MAX_AMOUNT = 999_999_999_999_999
+
+/** Lua's cjson writes an empty array as {} and keeps meta as a JSON string; give callers one shape. */
+export function normalizeRecord (raw: Record<string, unknown>): DecisionRecord {
+  const arr = <T>(v: unknown): T[] => (Array.isArray(v) ? v as T[] : [])
+  let meta: DecisionMeta | null = null
+  if (typeof raw.meta === 'string') meta = JSON.parse(raw.meta) as DecisionMeta
+  else if (raw.meta !== null && typeof raw.meta === 'object') meta = raw.meta as DecisionMeta
+  const reversal = raw.reversal !== null && typeof raw.reversal === 'object'
+    ? { amount: String((raw.reversal as Record<string, unknown>).amount), atMs: Number((raw.reversal as Record<string, unknown>).atMs) }
+    : null
+  return {
+    ...(raw as unknown as DecisionRecord),
+    ruleId: typeof raw.ruleId === 'string' ? raw.ruleId : null,
+    decidedCode: typeof raw.decidedCode === 'string' ? raw.decidedCode as DecisionRecord['decidedCode'] : null,
+    shadowLimitHits: arr<string>(raw.shadowLimitHits),
+    limitEntries: arr<[string, string]>(raw.limitEntries),
+    reversal,
+    meta
+  }
+}

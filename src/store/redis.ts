@@ -1,0 +1,249 @@
+// The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
+import { Redis, Cluster, type RedisOptions, type ClusterOptions } from 'ioredis'
+import { StoreRejection, type StoreRejectionCode } from '../errors.js'
+import type { ResponseCode } from '../decision/request.js'
+import { Keys } from './keys.js'
+import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
+import {
+  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
+  type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
+} from './types.js'
+import { MAX_BALANCE, normalizeRecord } from './record.js'
+
+type Client = Redis | Cluster
+type Reply = unknown
+
+interface ScriptCommands {
+  extauthAuthorize (numKeys: number, ...args: Array<string | number>): Promise<Reply>
+  extauthAbandon (numKeys: number, ...args: Array<string | number>): Promise<Reply>
+  extauthReverse (numKeys: number, ...args: Array<string | number>): Promise<Reply>
+  extauthMoneyOp (...args: Array<string | number>): Promise<Reply>
+  extauthPutCustomer (...args: Array<string | number>): Promise<Reply>
+  extauthPutCard (...args: Array<string | number>): Promise<Reply>
+}
+
+export interface RedisConnectOptions {
+  url?: string
+  clusterNodes?: Array<{ host: string, port: number }>
+  /** rejects a command still unanswered after this long, so callers never wait forever */
+  commandTimeoutMs?: number
+}
+
+/**
+ * A client that fails fast while disconnected (no offline queue: a decision must not wait for a
+ * reconnect) and does not resend commands that were in flight when the connection dropped (the pipeline
+ * compensates for those instead).
+ */
+export function createRedisClient (opts: RedisConnectOptions): Client {
+  const common: RedisOptions = {
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: opts.commandTimeoutMs ?? 5000,
+    lazyConnect: true,
+    connectTimeout: 2000,
+    retryStrategy: (times: number) => Math.min(50 * times, 1000)
+  }
+  if (opts.clusterNodes !== undefined) {
+    const clusterOpts: ClusterOptions = {
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      redisOptions: common,
+      clusterRetryStrategy: (times: number) => Math.min(100 * times, 2000)
+    }
+    return new Cluster(opts.clusterNodes, clusterOpts)
+  }
+  return new Redis(opts.url ?? 'redis://127.0.0.1:6379', common)
+}
+
+function defineScripts (client: Client): ScriptCommands {
+  client.defineCommand('extauthAuthorize', { lua: AUTHORIZE_LUA })
+  client.defineCommand('extauthAbandon', { lua: ABANDON_LUA })
+  client.defineCommand('extauthReverse', { lua: REVERSE_LUA })
+  client.defineCommand('extauthMoneyOp', { lua: MONEY_OP_LUA, numberOfKeys: 3 })
+  client.defineCommand('extauthPutCustomer', { lua: PUT_CUSTOMER_LUA, numberOfKeys: 1 })
+  client.defineCommand('extauthPutCard', { lua: PUT_CARD_LUA, numberOfKeys: 2 })
+  return client as unknown as ScriptCommands
+}
+
+function rejection (code: string): never {
+  throw new StoreRejection(code as StoreRejectionCode, code)
+}
+
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const
+  readonly client: Client
+  private readonly keys: Keys
+  private readonly scripts: ScriptCommands
+  private readonly streamMaxLen: number
+  /**
+   * Redis clock minus ours. The authorize script compares the deadline with Redis TIME; without this a
+   * Redis host whose clock runs ahead would refuse every commit, and one behind would commit too late.
+   */
+  private clockOffsetMs = 0
+  private offsetTimer: NodeJS.Timeout | null = null
+
+  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number }) {
+    this.client = client
+    this.keys = new Keys(opts.prefix)
+    this.scripts = defineScripts(client)
+    this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+  }
+
+  /** Connects (the client is lazy) and checks the server answers. */
+  async connect (): Promise<void> {
+    if (this.client.status === 'wait') await this.client.connect()
+    await this.ping()
+    await this.measureClockOffset()
+    this.offsetTimer = setInterval(() => { this.measureClockOffset().catch(() => {}) }, 30_000)
+    this.offsetTimer.unref()
+  }
+
+  private async measureClockOffset (): Promise<void> {
+    const before = Date.now()
+    const [sec, usec] = await this.client.time()
+    const after = Date.now()
+    // a slow round trip says little about the offset; keep the last good one
+    if (after - before > 50) return
+    this.clockOffsetMs = Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - Math.round((before + after) / 2)
+  }
+
+  get clockOffset (): number {
+    return this.clockOffsetMs
+  }
+
+  async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
+    const { urn, reference } = input
+    const k = this.keys
+    const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
+    const args: Array<string | number> = [
+      4 + limitKeys.length,
+      k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
+      reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
+      String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(DECISION_TTL_SECONDS),
+      String(this.streamMaxLen), input.decline?.code ?? '', input.decline?.ruleId ?? '',
+      JSON.stringify(input.meta), String(input.limits.length)
+    ]
+    for (const l of input.limits) {
+      args.push(l.mode, l.measure, String(l.windowStartMs), String(l.retainMs), String(l.max), l.code, l.ruleId)
+    }
+    const [code, reason, ruleId, replayed, available, shadow] = await this.scripts.extauthAuthorize(...(args as [number, ...string[]])) as [string, string, string, string, string, string[] | undefined]
+    return {
+      code: code as ResponseCode,
+      reason: reason as DecisionReason,
+      ruleId: ruleId === '' ? null : ruleId,
+      replayed: replayed === '1',
+      available: available === '' ? null : Number(available),
+      shadowLimitHits: Array.isArray(shadow) ? shadow : []
+    }
+  }
+
+  async abandon (input: AbandonInput): Promise<AbandonOutcome> {
+    const { urn, reference } = input
+    const k = this.keys
+    const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
+    const out = await this.scripts.extauthAbandon(
+      3 + limitKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
+      reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
+      String(input.deadlineAtMs), String(DECISION_TTL_SECONDS), String(this.streamMaxLen))
+    return out as AbandonOutcome
+  }
+
+  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
+    await this.scripts.extauthPutCustomer(this.keys.customer(urn), patch.status ?? '',
+      patch.customerId === undefined ? '0' : '1', patch.customerId ?? '')
+    return await this.mustGetCustomer(urn)
+  }
+
+  async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
+    const out = await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), last4, status)
+    if (out !== 'OK') rejection(String(out))
+    return await this.mustGetCustomer(urn)
+  }
+
+  private async mustGetCustomer (urn: string): Promise<Customer> {
+    const c = await this.getCustomer(urn)
+    if (c === null) rejection('CUSTOMER_NOT_FOUND')
+    return c
+  }
+
+  async getCustomer (urn: string): Promise<Customer | null> {
+    const [cust, cards] = await Promise.all([
+      this.client.hgetall(this.keys.customer(urn)),
+      this.client.hgetall(this.keys.cards(urn))
+    ])
+    if (cust.status === undefined) return null
+    return {
+      urn,
+      customerId: cust.customerId ?? null,
+      status: cust.status as CustomerStatus,
+      available: Number(cust.available ?? '0'),
+      cards: cards as Record<string, CardStatus>
+    }
+  }
+
+  private async moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    const k = this.keys
+    const out = await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
+      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE)) as string[]
+    if (out[0] !== 'OK') rejection(String(out[0]))
+    return { replayed: out[1] === '1', available: Number(out[2]) }
+  }
+
+  async credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    return await this.moneyOp('credit', urn, amount, reference)
+  }
+
+  async debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    return await this.moneyOp('debit', urn, amount, reference)
+  }
+
+  async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
+    const raw = await this.client.get(this.keys.decision(urn, reference))
+    return raw === null ? null : normalizeRecord(JSON.parse(raw))
+  }
+
+  async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+    const k = this.keys
+    // The script needs the decision's window keys declared; read them first. They never change to other
+    // keys afterwards (a release only removes or re-adds entries in the same windows).
+    const rec = await this.getDecision(urn, reference)
+    if (rec === null) rejection('DECISION_NOT_FOUND')
+    const windowKeys = rec.limitEntries.map((e) => e[0])
+    const out = await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
+      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen)) as string[]
+    if (out[0] !== 'OK') rejection(String(out[0]))
+    return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }
+  }
+
+  async readDecisionStream (urn: string, count = 10000): Promise<Array<Record<string, string>>> {
+    const entries = await this.client.xrange(this.keys.stream(urn), '-', '+', 'COUNT', count)
+    return entries.map(([id, fields]) => {
+      const o: Record<string, string> = { id }
+      for (let i = 0; i + 1 < fields.length; i += 2) o[fields[i] as string] = fields[i + 1] as string
+      return o
+    })
+  }
+
+  ready (): boolean {
+    return this.client.status === 'ready'
+  }
+
+  async ping (): Promise<void> {
+    if (this.client instanceof Cluster) {
+      await Promise.all(this.client.nodes('master').map(async (n) => await n.ping()))
+    } else {
+      await this.client.ping()
+    }
+  }
+
+  async close (): Promise<void> {
+    if (this.offsetTimer !== null) clearInterval(this.offsetTimer)
+    try {
+      await this.client.quit()
+    } catch {
+      this.client.disconnect()
+    }
+  }
+}

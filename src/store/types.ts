@@ -1,0 +1,159 @@
+// One store interface for the decision pipeline and the admin API; implemented by the Redis store and the
+// in-memory store, which pass the same contract suite (test/store/contract.ts).
+import type { ResponseCode } from '../decision/request.js'
+import type { LimitCheck, RuleHit } from '../rules/types.js'
+
+export const CUSTOMER_STATUSES = ['ACTIVE', 'BLOCKED', 'CLOSED'] as const
+export type CustomerStatus = typeof CUSTOMER_STATUSES[number]
+export const CARD_STATUSES = ['ACTIVE', 'LOST', 'STOLEN', 'BLOCKED'] as const
+export type CardStatus = typeof CARD_STATUSES[number]
+
+/** Why a decision came out as it did. Stable: it is logged, stored and counted in metrics. */
+export type DecisionReason =
+  | 'approved'
+  | 'unknown_urn'
+  | 'customer_blocked'
+  | 'customer_closed'
+  | 'card_lost'
+  | 'card_stolen'
+  | 'card_blocked'
+  | 'card_unknown'
+  | 'rule'
+  | 'limit'
+  | 'insufficient_funds'
+  | 'conflict'
+  | 'deadline'
+
+export interface AuthorizeInput {
+  urn: string
+  last4: string
+  reference: string
+  /** unique per request attempt: a deadline compensation only undoes its own attempt's decision */
+  attempt: string
+  /** integer minor units */
+  debitAmount: number
+  /** the input hash: same reference with another fingerprint is a conflict */
+  fingerprint: string
+  /** request arrival (epoch ms, the app's clock): the timestamp of limit-window entries */
+  nowMs: number
+  /** epoch ms after which the store refuses to commit (checked against the store's own clock) */
+  deadlineAtMs: number
+  /** the stateless rules' decline, applied after idempotency and customer/card state */
+  decline: RuleHit | null
+  limits: LimitCheck[]
+  /** stored with the decision as it is (rules version, shadow hits, request summary) */
+  meta: DecisionMeta
+}
+
+export interface DecisionMeta {
+  rulesVersion: string
+  shadowHits: RuleHit[]
+  transactionAmount: string
+  currencyCode: string
+  channel: string
+  risk?: unknown
+}
+
+export interface AuthorizeResult {
+  code: ResponseCode
+  reason: DecisionReason
+  ruleId: string | null
+  /** an earlier decision for this reference was returned */
+  replayed: boolean
+  /** shadow limits this transaction would have taken over their max */
+  shadowLimitHits: string[]
+  /** available balance after the decision; null when unknown (unknown urn, replay) */
+  available: number | null
+}
+
+export interface DecisionRecord {
+  urn: string
+  reference: string
+  last4: string
+  attempt: string
+  code: ResponseCode
+  reason: DecisionReason
+  ruleId: string | null
+  /** the debit amount asked for */
+  debit: string
+  /** what is still held (debit - released) */
+  held: string
+  released: string
+  fingerprint: string
+  shadowLimitHits: string[]
+  /** [key, member] pairs of the limit-window entries this decision added */
+  limitEntries: Array<[string, string]>
+  arrivedAtMs: number
+  deadlineAtMs: number
+  /** the store's clock when it decided */
+  decidedAtMs: number
+  /** answered 05 by the deadline guard; `decidedCode` then holds what the store had decided, if anything */
+  answeredOnDeadline: boolean
+  decidedCode: ResponseCode | null
+  reversal: { amount: string, atMs: number } | null
+  meta: DecisionMeta | null
+}
+
+export interface AbandonInput {
+  urn: string
+  reference: string
+  attempt: string
+  fingerprint: string
+  limits: LimitCheck[]
+  last4: string
+  arrivedAtMs: number
+  deadlineAtMs: number
+}
+
+export type AbandonOutcome =
+  /** no decision existed: a tombstone now answers 05 to this reference */
+  | 'tombstoned'
+  /** this attempt's decision was turned into a 05, its hold and counters released */
+  | 'released'
+  /** nothing to undo: already abandoned, or the decision belongs to another attempt or transaction */
+  | 'untouched'
+
+export interface Customer {
+  urn: string
+  customerId: string | null
+  status: CustomerStatus
+  /** integer minor units */
+  available: number
+  cards: Record<string, CardStatus>
+}
+
+export interface MoneyOpResult {
+  /** an earlier operation with this reference was returned */
+  replayed: boolean
+  available: number
+}
+
+export interface ReversalResult {
+  replayed: boolean
+  released: number
+  available: number
+}
+
+export interface Store {
+  readonly kind: 'memory' | 'redis'
+  authorize (input: AuthorizeInput): Promise<AuthorizeResult>
+  abandon (input: AbandonInput): Promise<AbandonOutcome>
+  putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer>
+  putCard (urn: string, last4: string, status: CardStatus): Promise<Customer>
+  getCustomer (urn: string): Promise<Customer | null>
+  credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult>
+  debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult>
+  getDecision (urn: string, reference: string): Promise<DecisionRecord | null>
+  reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult>
+  /** the approvals recorded in the decision stream of this urn's bucket (for audits and tests) */
+  readDecisionStream (urn: string, count?: number): Promise<Array<Record<string, string>>>
+  /** true when the store can take commands now */
+  ready (): boolean
+  ping (): Promise<void>
+  close (): Promise<void>
+}
+
+/** Decisions are kept at least 7 days (contract §3); a day more covers clock skew between instances. */
+export const DECISION_TTL_SECONDS = 8 * 24 * 3600
+/** Per-bucket cap of the decision stream (approximate trimming). */
+export const DECISION_STREAM_MAXLEN = 1000
