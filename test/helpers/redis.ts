@@ -1,0 +1,118 @@
+// Redis for tests: the machine's server on 127.0.0.1:6379 with a key prefix of the test's own (deleted
+// afterwards), or a private redis-server on a free port for tests that pause, kill or restart it.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { RedisStore, createRedisClient } from '../../src/store/redis.js'
+
+export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+export function uniquePrefix (): string {
+  return `extauth-test:${randomBytes(6).toString('hex')}:`
+}
+
+export async function deleteByPrefix (url: string, prefix: string): Promise<void> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  try {
+    await r.connect()
+    let cursor = '0'
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+      cursor = next
+      if (keys.length > 0) await r.del(...keys)
+    } while (cursor !== '0')
+  } finally {
+    r.disconnect()
+  }
+}
+
+/** A RedisStore on the shared server with a fresh prefix; its keys are deleted at teardown. */
+export async function sharedRedisStore (t: Teardown, url = SHARED_REDIS_URL): Promise<RedisStore> {
+  const prefix = uniquePrefix()
+  const store = new RedisStore(createRedisClient({ url }), { prefix })
+  await store.connect()
+  t.teardown(async () => {
+    await store.close()
+    await deleteByPrefix(url, prefix)
+  })
+  return store
+}
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address()
+      s.close(() => { resolve(typeof addr === 'object' && addr !== null ? addr.port : 0) })
+    })
+  })
+}
+
+export interface PrivateRedis {
+  port: number
+  url: string
+  proc: ChildProcess
+  /** a plain client for admin commands (CLIENT PAUSE, DEBUG SLEEP) */
+  admin: () => Promise<Redis>
+  stop: () => Promise<void>
+  restart: () => Promise<void>
+}
+
+async function waitForPing (url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    r.on('error', () => {})
+    try {
+      await r.connect()
+      await r.ping()
+      r.disconnect()
+      return
+    } catch {
+      r.disconnect()
+      if (Date.now() > until) throw new Error(`redis-server at ${url} did not start`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+}
+
+/** Starts redis-server on a free loopback port (no persistence); stopped at teardown. */
+export async function privateRedis (t: Teardown): Promise<PrivateRedis> {
+  const port = await freePort()
+  const url = `redis://127.0.0.1:${port}`
+  let proc: ChildProcess
+  const clients: Redis[] = []
+  const start = async (): Promise<void> => {
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: 'ignore' })
+    await waitForPing(url, 5000)
+  }
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return
+    const exited = new Promise((resolve) => proc.once('exit', resolve))
+    proc.kill('SIGKILL')
+    await exited
+  }
+  await start()
+  const pr: PrivateRedis = {
+    port,
+    url,
+    get proc () { return proc },
+    admin: async () => {
+      const c = new Redis(url, { maxRetriesPerRequest: 1 })
+      c.on('error', () => {})
+      clients.push(c)
+      return c
+    },
+    stop,
+    restart: async () => { await stop(); await start() }
+  }
+  t.teardown(async () => {
+    for (const c of clients) c.disconnect()
+    await stop()
+  })
+  return pr
+}
