@@ -26,6 +26,8 @@ export class Keys {
   decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${urn}:${reference}` }
   moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): string { return `${this.tag(urn)}:o:${kind}:${urn}:${reference}` }
   stream (urn: string): string { return `${this.tag(urn)}:s` }
+  lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${id}` }
+  lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${id}:lock` }
   /** one sorted set per rule and scope; entries are approved transactions scored by time */
   limit (urn: string, last4: string, limit: Pick<LimitCheck, 'ruleId' | 'per'>): string {
     const scope = limit.per === 'card' ? `${urn}:${last4}` : urn

@@ -5,7 +5,7 @@ import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
 import { MAX_BALANCE, normalizeRecord } from './record.js'
 import {
-  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -28,6 +28,7 @@ export class MemoryStore implements Store {
   private readonly moneyOps = new Map<string, number>()
   private readonly windows = new Map<string, WindowEntry[]>()
   private readonly streams = new Map<string, Array<Record<string, string>>>()
+  private readonly lifecycle = new Map<string, Expiring<string>>()
   private readonly streamMaxLen: number
   private streamSeq = 0
   private closed = false
@@ -274,6 +275,47 @@ export class MemoryStore implements Store {
 
   async readDecisionStream (urn: string, count = 10000): Promise<Array<Record<string, string>>> {
     return (this.streams.get(this.keys.stream(urn)) ?? []).slice(0, count).map((e) => ({ ...e }))
+  }
+
+  private live (key: string): Expiring<string> | undefined {
+    const e = this.lifecycle.get(key)
+    if (e !== undefined && e.expiresAtMs <= this.clock()) {
+      this.lifecycle.delete(key)
+      return undefined
+    }
+    return e
+  }
+
+  async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {
+    this.assertOpen()
+    const key = this.keys.lifecycle(kind, id)
+    const e = this.live(key)
+    if (e !== undefined) return { created: false, value: JSON.parse(e.value) as T }
+    this.lifecycle.set(key, { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
+    return { created: true, value }
+  }
+
+  async getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null> {
+    this.assertOpen()
+    const e = this.live(this.keys.lifecycle(kind, id))
+    return e === undefined ? null : JSON.parse(e.value) as T
+  }
+
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void> {
+    this.assertOpen()
+    this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
+  }
+
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
+    this.assertOpen()
+    const key = this.keys.lifecycleLock(kind, id)
+    if (this.live(key) !== undefined) return false
+    this.lifecycle.set(key, { value: '1', expiresAtMs: this.clock() + ttlMs })
+    return true
+  }
+
+  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
+    this.lifecycle.delete(this.keys.lifecycleLock(kind, id))
   }
 
   ready (): boolean {

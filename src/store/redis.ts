@@ -5,7 +5,7 @@ import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
 import {
-  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -224,6 +224,32 @@ export class RedisStore implements Store {
       for (let i = 0; i + 1 < fields.length; i += 2) o[fields[i] as string] = fields[i + 1] as string
       return o
     })
+  }
+
+  async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {
+    const key = this.keys.lifecycle(kind, id)
+    const ok = await this.client.set(key, JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS, 'NX')
+    if (ok === 'OK') return { created: true, value }
+    const existing = await this.getLifecycle<T>(kind, id)
+    // expired between the two calls: try once more
+    return existing === null ? await this.createLifecycle(kind, id, value) : { created: false, value: existing }
+  }
+
+  async getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null> {
+    const raw = await this.client.get(this.keys.lifecycle(kind, id))
+    return raw === null ? null : JSON.parse(raw) as T
+  }
+
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void> {
+    await this.client.set(this.keys.lifecycle(kind, id), JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
+  }
+
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
+    return await this.client.set(this.keys.lifecycleLock(kind, id), '1', 'PX', ttlMs, 'NX') === 'OK'
+  }
+
+  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
+    await this.client.del(this.keys.lifecycleLock(kind, id))
   }
 
   ready (): boolean {

@@ -134,6 +134,9 @@ export interface ReversalResult {
   available: number
 }
 
+/** Card-lifecycle operations kept by the caller's reference (contract §7). */
+export type LifecycleKind = 'load' | 'transfer' | 'preauth'
+
 export interface Store {
   readonly kind: 'memory' | 'redis'
   authorize (input: AuthorizeInput): Promise<AuthorizeResult>
@@ -147,6 +150,13 @@ export interface Store {
   reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult>
   /** the approvals recorded in the decision stream of this urn's bucket (for audits and tests) */
   readDecisionStream (urn: string, count?: number): Promise<Array<Record<string, string>>>
+  /** stores `value` unless a record exists; returns the record that is there afterwards */
+  createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
+  getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null>
+  putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void>
+  /** a short exclusive lock on one lifecycle reference; false when someone else holds it */
+  lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean>
+  unlockLifecycle (kind: LifecycleKind, id: string): Promise<void>
   /** true when the store can take commands now */
   ready (): boolean
   ping (): Promise<void>
@@ -155,5 +165,7 @@ export interface Store {
 
 /** Decisions are kept at least 7 days (contract §3); a day more covers clock skew between instances. */
 export const DECISION_TTL_SECONDS = 8 * 24 * 3600
+/** Lifecycle records (loads, transfers, pre-auths) are kept 30 days after their last change. */
+export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
 /** Per-bucket cap of the decision stream (approximate trimming). */
 export const DECISION_STREAM_MAXLEN = 1000

@@ -247,6 +247,21 @@ export function storeContract (t: Test, make: MakeStore): void {
     t.same((await store.putCard(urn, '1234', 'LOST')).cards, { 1234: 'LOST' })
   })
 
+  t.test('lifecycle records: created once, read back, replaced; locks are exclusive', async (t) => {
+    const store = await make(t)
+    const id = `L${randomUUID()}`
+    t.same(await store.createLifecycle('load', id, { status: 'OTP_SENT', n: 1 }), { created: true, value: { status: 'OTP_SENT', n: 1 } })
+    t.same(await store.createLifecycle('load', id, { status: 'OTHER', n: 2 }), { created: false, value: { status: 'OTP_SENT', n: 1 } })
+    t.equal(await store.getLifecycle('transfer', id), null, 'kinds are apart')
+    await store.putLifecycle('load', id, { status: 'LOADED', n: 3 })
+    t.same(await store.getLifecycle('load', id), { status: 'LOADED', n: 3 })
+    t.equal(await store.lockLifecycle('load', id, 5000), true)
+    t.equal(await store.lockLifecycle('load', id, 5000), false)
+    await store.unlockLifecycle('load', id)
+    t.equal(await store.lockLifecycle('load', id, 5000), true)
+    await store.unlockLifecycle('load', id)
+  })
+
   t.test('the decision stream holds every decision of the bucket', async (t) => {
     const store = await make(t)
     const urn = await funded(store, 150)
