@@ -12,6 +12,7 @@ import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-rou
 import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { answerFor } from './http/answer.js'
+import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
 
 export interface AppDeps {
   config: Config
@@ -22,6 +23,8 @@ export interface AppDeps {
   compensator: Compensator
   risk?: RiskLookup
   clock?: () => number
+  /** the card-lifecycle services of the configured adapters (contract §7) */
+  cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
 }
@@ -93,6 +96,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
   })
   await app.register(async (scope) => {
     await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
+    await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
     if (extra !== undefined) await extra(scope)
   })
   return app

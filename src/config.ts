@@ -3,6 +3,7 @@
 import { cleanEnv, str, port, bool, makeValidator, type ReporterOptions } from 'envalid'
 import ipaddr from 'ipaddr.js'
 import { assertTimeZone } from './time.js'
+import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -147,6 +148,8 @@ export interface Config {
   shedHeapUsedBytes: number
   graceMs: number
   rulesWatch: boolean
+  /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
+  adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
 }
 
@@ -170,6 +173,14 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (/[{}]/.test(clean.REDIS_KEY_PREFIX)) {
     // a brace in the prefix would become the Redis Cluster hash tag and put all keys in one slot
     throw new ConfigError('REDIS_KEY_PREFIX', 'must not contain { or }')
+  }
+  let adapters: AdapterOptionsFromEnv
+  try {
+    adapters = adapterOptionsFromEnv(env)
+  } catch (err) {
+    const message = (err as Error).message
+    const variable = /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'adapter configuration'
+    throw new ConfigError(variable, message.slice(variable.length).trim() || 'is invalid')
   }
   return {
     consumerKey: clean.EXTAUTH_CONSUMER_KEY,
@@ -195,6 +206,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     shedHeapUsedBytes: clean.SHED_HEAP_USED_BYTES,
     graceMs: clean.GRACE_MS,
     rulesWatch: clean.RULES_WATCH,
+    adapters,
     env
   }
 }

@@ -9,6 +9,13 @@ import { RedisStore, createRedisClient } from './store/redis.js'
 import { RulesManager } from './rules/manager.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { Compensator } from './decision/compensator.js'
+import { createGatewayAdapter } from './adapters/gateway.js'
+import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
+import { createPrepaidAdapter } from './adapters/prepaid.js'
+import { LoadService } from './lifecycle/loads.js'
+import { TransferService } from './lifecycle/transfers.js'
+import { PreAuthService } from './lifecycle/preauths.js'
+import { riskLookupFrom } from './lifecycle/risk-lookup.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
@@ -47,6 +54,10 @@ export async function createServices (config: Config, log: Logger, opts: { store
   if (config.rulesWatch) rulesManager.watch()
   const compensator = new Compensator(store, log, metrics)
   const lifecycle = { shuttingDown: false }
+  const a = config.adapters
+  const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, { logger: log }) : undefined
+  const risk = a.risk !== undefined ? createRiskAdapter(a.risk, { logger: log }) : undefined
+  const prepaid = a.prepaid !== undefined ? createPrepaidAdapter(a.prepaid, { logger: log }) : undefined
   return {
     config,
     store,
@@ -55,6 +66,12 @@ export async function createServices (config: Config, log: Logger, opts: { store
     compensator,
     lifecycle,
     rulesManager,
+    cardLifecycle: {
+      ...(gateway !== undefined ? { loads: new LoadService(store, gateway), preauths: new PreAuthService(store, gateway) } : {}),
+      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid) } : {}),
+      ...(risk !== undefined ? { risk } : {})
+    },
+    ...(risk !== undefined ? { risk: riskLookupFrom(risk, a.risk?.timeoutMs ?? RISK_DEFAULT_TIMEOUT_MS) } : {}),
     rules: {
       current: () => rulesManager.current,
       reload: async () => await rulesManager.reload(),
@@ -64,6 +81,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
       rulesManager.close()
       await compensator.drain(Math.min(config.graceMs, 5000))
       await store.close()
+      await Promise.all([gateway?.close(), risk?.close(), prepaid?.close()])
     }
   }
 }

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { StoreRejection } from '../errors.js'
 import { constantTimeEqual } from './caller-checks.js'
+import { lifecycleErrorStatus } from './lifecycle-routes.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer, type Store } from '../store/types.js'
 import { MAX_AMOUNT } from '../store/record.js'
 import type { CompiledRuleSet } from '../rules/types.js'
@@ -64,6 +65,11 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   })
 
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
+    const lc = lifecycleErrorStatus(err)
+    if (lc !== null) {
+      reply.code(lc.status)
+      return { error: lc.error, message: lc.message }
+    }
     if (err instanceof StoreRejection) {
       reply.code(REJECTION_STATUS[err.code] ?? 409)
       return { error: err.code, message: err.message }

@@ -7,6 +7,7 @@ import { createServices } from '../../src/services.js'
 import { MemoryStore } from '../../src/store/memory.js'
 import type { Store } from '../../src/store/types.js'
 import { testConfig } from './config.js'
+import type { Config } from '../../src/config.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -25,6 +26,8 @@ export interface BuildOptions {
   store?: Store
   clock?: () => number
   logLevel?: string
+  /** adjusts the loaded configuration before the services are built (e.g. adapter timeouts) */
+  configure?: (config: Config) => void
 }
 
 export function logCapture (): { stream: Writable, logs: Array<Record<string, unknown>>, rawLogs: string[] } {
@@ -45,6 +48,7 @@ export function logCapture (): { stream: Writable, logs: Array<Record<string, un
 
 export async function build (t: Teardown, opts: BuildOptions = {}): Promise<Built> {
   const config = testConfig({ LOG_LEVEL: opts.logLevel ?? 'info', ...opts.env })
+  opts.configure?.(config)
   const { stream, logs, rawLogs } = logCapture()
   const logger = createLogger(config.logLevel, stream)
   const services = await createServices(config, logger, { store: opts.store ?? new MemoryStore() })
@@ -54,8 +58,7 @@ export async function build (t: Teardown, opts: BuildOptions = {}): Promise<Buil
   t.teardown(async () => {
     await publicApp.close()
     await adminApp.close()
-    services.rulesManager.close()
-    await services.compensator.drain(2000)
+    await services.close()
   })
   return { publicApp, adminApp, deps, logs, rawLogs }
 }

@@ -1,0 +1,169 @@
+// The card-lifecycle API on the admin listener (contract §7). Business outcomes (including an upstream's
+// decline) answer 200 with a status word; an upstream that could not be heard answers 502 with status
+// FAILED and `retryable`; nothing in the store changed then.
+import type { FastifyInstance } from 'fastify'
+import type { LoadService } from '../lifecycle/loads.js'
+import type { TransferService } from '../lifecycle/transfers.js'
+import type { PreAuthService } from '../lifecycle/preauths.js'
+import type { RiskAdapter, RiskAnalyseInput } from '../adapters/risk.js'
+import { isAdapterBadRequest } from '../adapters/errors.js'
+import { LifecycleConflict, LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
+import { MAX_AMOUNT } from '../store/record.js'
+
+export interface LifecycleOptions {
+  loads?: LoadService
+  transfers?: TransferService
+  preauths?: PreAuthService
+  risk?: RiskAdapter
+  defaultCurrency: string
+}
+
+const amountIn = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,15}$' }, { type: 'integer', minimum: 1, maximum: MAX_AMOUNT }] }
+const ref = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._:-]+$' }
+const urn = { type: 'string', minLength: 1, maxLength: 20 }
+const optText = (max: number) => ({ type: 'string', maxLength: max })
+
+function amountOf (v: string | number): number {
+  const n = Number(v)
+  if (!Number.isSafeInteger(n) || n < 1) throw Object.assign(new Error('amount must be a whole number of minor units, at least 1'), { statusCode: 400, code: 'VALIDATION' })
+  return n
+}
+
+function notConfigured (party: string): never {
+  throw new LifecycleNotFound('NOT_CONFIGURED', `the ${party} adapter is not configured`)
+}
+
+export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOptions): Promise<void> {
+  function status (reply: { code: (n: number) => unknown }, a: LifecycleAnswer): void {
+    reply.code(a.status === 'FAILED' && a.retryable !== false ? 502 : 200)
+  }
+
+  app.post<{ Body: Record<string, string | number> }>('/v1/loads', {
+    schema: {
+      body: {
+        type: 'object',
+        required: ['urn', 'amount', 'merchantReferenceNo', 'pan', 'expDate', 'cvd2', 'nameOnCard', 'mobileNumber'],
+        additionalProperties: false,
+        properties: {
+          urn,
+          amount: amountIn,
+          merchantReferenceNo: ref,
+          pan: { type: 'string', pattern: '^[0-9]{12,19}$' },
+          expDate: { type: 'string', pattern: '^(0[1-9]|1[0-2])[0-9]{4}$' },
+          cvd2: { type: 'string', pattern: '^[0-9]{3,4}$' },
+          nameOnCard: { type: 'string', minLength: 1, maxLength: 100 },
+          mobileNumber: { type: 'string', pattern: '^[0-9+]{6,16}$' },
+          email: optText(254),
+          currencyCode: { type: 'string', pattern: '^[0-9]{3}$' },
+          orderDesc: optText(50),
+          cardHolderStatus: optText(20),
+          customerIpAddress: optText(45),
+          browserUserAgent: optText(512),
+          httpAccept: optText(256),
+          purposeOfAuthentication: optText(50)
+        }
+      }
+    }
+  }, async (request, reply) => {
+    const loads = opts.loads ?? notConfigured('gateway')
+    const b = request.body as Record<string, string>
+    const { amount, urn: u, currencyCode, ...rest } = b
+    const a = await loads.start({ ...rest, merchantReferenceNo: b.merchantReferenceNo as string, pan: b.pan as string, expDate: b.expDate as string, cvd2: b.cvd2 as string, urn: u as string, amount: amountOf(amount as string), currencyCode: currencyCode ?? opts.defaultCurrency })
+    status(reply, a)
+    return a
+  })
+
+  app.get<{ Params: { ref: string } }>('/v1/loads/:ref', { schema: { params: { type: 'object', properties: { ref } } } },
+    async (request) => await (opts.loads ?? notConfigured('gateway')).get(request.params.ref))
+
+  app.post<{ Params: { ref: string }, Body: { mobileNumber?: string, email?: string } | null }>('/v1/loads/:ref/otp/resend', {
+    schema: {
+      params: { type: 'object', properties: { ref } },
+      body: { type: ['object', 'null'], additionalProperties: false, properties: { mobileNumber: { type: 'string', pattern: '^[0-9+]{6,16}$' }, email: optText(254) } }
+    }
+  }, async (request, reply) => {
+    const a = await (opts.loads ?? notConfigured('gateway')).resend(request.params.ref, request.body ?? {})
+    status(reply, a)
+    return a
+  })
+
+  app.post<{ Params: { ref: string }, Body: { otp: string } }>('/v1/loads/:ref/otp', {
+    schema: {
+      params: { type: 'object', properties: { ref } },
+      body: { type: 'object', required: ['otp'], additionalProperties: false, properties: { otp: { type: 'string', pattern: '^[0-9]{4,8}$' } } }
+    }
+  }, async (request, reply) => {
+    const a = await (opts.loads ?? notConfigured('gateway')).verify(request.params.ref, request.body.otp)
+    status(reply, a)
+    return a
+  })
+
+  for (const action of ['capture', 'cancel'] as const) {
+    app.post<{ Params: { pgTransactionId: string }, Body: { merchantReferenceNo: string, amount?: string | number } }>(`/v1/preauths/:pgTransactionId/${action}`, {
+      schema: {
+        params: { type: 'object', properties: { pgTransactionId: { type: 'string', pattern: '^[0-9]{1,8}$' } } },
+        body: { type: 'object', required: ['merchantReferenceNo'], additionalProperties: false, properties: { merchantReferenceNo: ref, amount: amountIn } }
+      }
+    }, async (request, reply) => {
+      const a = await (opts.preauths ?? notConfigured('gateway')).run(action, request.params.pgTransactionId, request.body.merchantReferenceNo,
+        request.body.amount === undefined ? null : amountOf(request.body.amount))
+      status(reply, a)
+      return a
+    })
+  }
+
+  app.post<{ Body: { clientTxnId: string, fromUrn: string, toUrn: string, fromAccountNumber: string, toAccountNumber: string, amount: string | number } }>('/v1/transfers', {
+    schema: {
+      body: {
+        type: 'object',
+        required: ['clientTxnId', 'fromUrn', 'toUrn', 'fromAccountNumber', 'toAccountNumber', 'amount'],
+        additionalProperties: false,
+        properties: {
+          clientTxnId: ref, fromUrn: urn, toUrn: urn, amount: amountIn,
+          fromAccountNumber: { type: 'string', minLength: 1, maxLength: 34 },
+          toAccountNumber: { type: 'string', minLength: 1, maxLength: 34 }
+        }
+      }
+    }
+  }, async (request, reply) => {
+    const b = request.body
+    if (b.fromUrn === b.toUrn) throw Object.assign(new Error('transfers between sub-wallets of one customer are not supported'), { statusCode: 400, code: 'SAME_CUSTOMER' })
+    const a = await (opts.transfers ?? notConfigured('prepaid')).transfer({ ...b, amount: amountOf(b.amount) })
+    status(reply, a)
+    return a
+  })
+
+  app.get<{ Params: { id: string } }>('/v1/transfers/:id', { schema: { params: { type: 'object', properties: { id: ref } } } },
+    async (request) => await (opts.transfers ?? notConfigured('prepaid')).get(request.params.id))
+
+  app.post<{ Body: RiskAnalyseInput & { purchaseAmount: number | string } }>('/v1/risk/analyse', {
+    schema: {
+      body: {
+        type: 'object',
+        required: ['clientTxnRefId', 'acctNumber', 'purchaseAmount', 'txnSourceType'],
+        properties: { purchaseAmount: amountIn, clientTxnRefId: { type: 'string' }, acctNumber: { type: 'string' }, txnSourceType: { type: 'string' } }
+      }
+    }
+  }, async (request, reply) => {
+    const risk = opts.risk ?? notConfigured('risk')
+    try {
+      const res = await risk.analyse({ ...request.body, purchaseAmount: amountOf(request.body.purchaseAmount) })
+      if (res.kind === 'failed') {
+        reply.code(502)
+        return { status: 'FAILED', upstream: null, retryable: res.retryable, failure: res.reason }
+      }
+      const { kind: _kind, ...assessment } = res
+      return { status: 'ASSESSED', upstream: { code: '00', description: assessment.ruleSuggestion }, assessment }
+    } catch (err) {
+      if (isAdapterBadRequest(err)) throw Object.assign(new Error(`risk request refused before sending: ${err.problems.join('; ')}`), { statusCode: 400, code: 'VALIDATION' })
+      throw err
+    }
+  })
+}
+
+/** Maps lifecycle errors to the admin listener's {error, message}; returns null for other errors. */
+export function lifecycleErrorStatus (err: unknown): { status: number, error: string, message: string } | null {
+  if (err instanceof LifecycleNotFound) return { status: err.code === 'NOT_CONFIGURED' ? 503 : 404, error: err.code, message: err.message }
+  if (err instanceof LifecycleConflict) return { status: 409, error: err.code, message: err.message }
+  return null
+}

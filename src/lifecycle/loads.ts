@@ -1,0 +1,160 @@
+// Card loads through the gateway's OTP flow: generate (or resend) an OTP, verify it, authorize, and on
+// status 50020 credit the amount to the customer once. The card data passes through to the gateway and is
+// never logged or stored: the record keeps the last four digits only.
+import type { GatewayAdapter, GatewayDeclined, GenerateOtpInput } from '../adapters/gateway.js'
+import type { Store } from '../store/types.js'
+import { StoreRejection } from '../errors.js'
+import { failedAnswer, LifecycleConflict, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
+
+export interface LoadRecord {
+  merchantReferenceNo: string
+  urn: string
+  /** minor units, digit string */
+  amount: string
+  currencyCode: string
+  cardLast4: string
+  status: LifecycleStatus
+  pgTransactionId: string | null
+  upstream: Upstream | null
+  createdAtMs: number
+  updatedAtMs: number
+}
+
+export interface LoadRequest extends Omit<GenerateOtpInput, 'amount'> {
+  urn: string
+  amount: number
+}
+
+export interface LoadAnswer extends LifecycleAnswer {
+  merchantReferenceNo: string
+  urn: string
+  amount: string
+  validityPeriodMin?: number
+  available?: string
+}
+
+const CREDIT_PREFIX = 'load:'
+
+function upstreamOf (d: GatewayDeclined): Upstream {
+  return { code: d.code, description: d.description }
+}
+
+/** verify OTP declines → status words; anything else is a DECLINED with the gateway's code */
+function otpStatus (d: GatewayDeclined): LifecycleStatus {
+  switch (d.family) {
+    case 'otp_invalid': return 'OTP_INVALID'
+    case 'otp_expired': return 'OTP_EXPIRED'
+    case 'otp_exhausted': case 'otp_resend_exhausted': return 'OTP_EXHAUSTED'
+    default: return 'DECLINED'
+  }
+}
+
+const FINAL: ReadonlySet<LifecycleStatus> = new Set(['LOADED', 'DECLINED', 'OTP_EXHAUSTED'])
+
+export class LoadService {
+  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now) {}
+
+  private answer (r: LoadRecord, extra: Partial<LoadAnswer> = {}): LoadAnswer {
+    return { merchantReferenceNo: r.merchantReferenceNo, urn: r.urn, amount: r.amount, status: r.status, upstream: r.upstream, ...extra }
+  }
+
+  private async save (r: LoadRecord, patch: Partial<LoadRecord>): Promise<LoadRecord> {
+    const next = { ...r, ...patch, updatedAtMs: this.clock() }
+    await this.store.putLifecycle('load', r.merchantReferenceNo, next)
+    return next
+  }
+
+  async get (ref: string): Promise<LoadAnswer> {
+    const r = await this.store.getLifecycle<LoadRecord>('load', ref)
+    if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
+    return this.answer(r)
+  }
+
+  /** POST /v1/loads: sends the OTP. Repeating it returns the load as it stands, without a second OTP. */
+  async start (req: LoadRequest): Promise<LoadAnswer> {
+    const ref = req.merchantReferenceNo
+    if (await this.store.getCustomer(req.urn) === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
+    return await withLock(this.store, 'load', ref, async () => {
+      const existing = await this.store.getLifecycle<LoadRecord>('load', ref)
+      if (existing !== null) {
+        if (existing.urn !== req.urn || existing.amount !== String(req.amount) || existing.cardLast4 !== req.pan.slice(-4)) {
+          throw new LifecycleConflict('REFERENCE_CONFLICT', `load ${ref} exists with another customer, amount or card`)
+        }
+        return this.answer(existing, { replayed: true })
+      }
+      const { urn, amount, ...otp } = req
+      const res = await this.gateway.generateOtp({ ...otp, amount })
+      if (res.kind === 'failed') return { merchantReferenceNo: ref, urn, amount: String(amount), ...failedAnswer(res) }
+      const now = this.clock()
+      const record: LoadRecord = {
+        merchantReferenceNo: ref,
+        urn,
+        amount: String(amount),
+        currencyCode: req.currencyCode,
+        cardLast4: req.pan.slice(-4),
+        status: res.kind === 'ok' ? 'OTP_SENT' : otpStatus(res),
+        pgTransactionId: res.kind === 'ok' ? res.pgTransactionId ?? null : res.pgTransactionId ?? null,
+        upstream: res.kind === 'ok' ? { code: '00', description: 'success' } : upstreamOf(res),
+        createdAtMs: now,
+        updatedAtMs: now
+      }
+      await this.store.putLifecycle('load', ref, record)
+      return this.answer(record, res.kind === 'ok' && res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
+    })
+  }
+
+  /** POST /v1/loads/:ref/otp/resend: a new OTP (earlier ones stop working). */
+  async resend (ref: string, contact: { mobileNumber?: string, email?: string }): Promise<LoadAnswer> {
+    return await withLock(this.store, 'load', ref, async () => {
+      const r = await this.store.getLifecycle<LoadRecord>('load', ref)
+      if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
+      if (!['OTP_SENT', 'OTP_INVALID', 'OTP_EXPIRED'].includes(r.status)) return this.answer(r, { replayed: true })
+      const res = await this.gateway.resendOtp({ merchantReferenceNo: ref, ...contact })
+      if (res.kind === 'failed') return this.answer(r, failedAnswer(res))
+      if (res.kind === 'declined') return this.answer(await this.save(r, { status: otpStatus(res), upstream: upstreamOf(res) }))
+      const next = await this.save(r, { status: 'OTP_SENT', upstream: { code: '00', description: 'success' }, pgTransactionId: res.pgTransactionId ?? r.pgTransactionId })
+      return this.answer(next, res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
+    })
+  }
+
+  /**
+   * POST /v1/loads/:ref/otp: verify, authorize, credit. Each step's outcome is recorded before the next,
+   * so a retry after any failure (or a crash) resumes where it stopped and credits exactly once.
+   */
+  async verify (ref: string, otp: string): Promise<LoadAnswer> {
+    return await withLock(this.store, 'load', ref, async () => {
+      let r = await this.store.getLifecycle<LoadRecord>('load', ref)
+      if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
+      if (FINAL.has(r.status)) return this.answer(r, { replayed: true })
+      const pgTransactionId = r.pgTransactionId
+      if (pgTransactionId === null) throw new LifecycleConflict('WRONG_STATE', `load ${ref} has no gateway transaction to verify`)
+
+      if (r.status === 'OTP_SENT' || r.status === 'OTP_INVALID' || r.status === 'OTP_EXPIRED') {
+        const v = await this.gateway.verifyOtp({ merchantReferenceNo: ref, pgTransactionId, otp })
+        if (v.kind === 'failed') return this.answer(r, failedAnswer(v))
+        if (v.kind === 'declined') return this.answer(await this.save(r, { status: otpStatus(v), upstream: upstreamOf(v) }))
+        r = await this.save(r, { status: 'OTP_VERIFIED', upstream: { code: '00', description: 'OTP verified' } })
+      }
+
+      if (r.status === 'OTP_VERIFIED') {
+        const a = await this.gateway.authorize({ merchantReferenceNo: ref, pgTransactionId })
+        if (a.kind === 'failed') return this.answer(r, failedAnswer(a))
+        if (a.kind === 'declined' && a.previously !== 'authorized') {
+          return this.answer(await this.save(r, { status: 'DECLINED', upstream: upstreamOf(a) }))
+        }
+        // approved now, or a repeat of an authorize that had been approved before we recorded it
+        r = await this.save(r, { status: 'AUTHORIZED', upstream: a.kind === 'ok' ? { code: '00', description: `status ${a.status}` } : upstreamOf(a) })
+      }
+
+      // AUTHORIZED: the gateway has the money; the credit is idempotent on the load's reference
+      try {
+        const c = await this.store.credit(r.urn, Number(r.amount), CREDIT_PREFIX + ref)
+        r = await this.save(r, { status: 'LOADED' })
+        return this.answer(r, { available: String(c.available) })
+      } catch (err) {
+        if (err instanceof StoreRejection && err.code === 'CUSTOMER_NOT_FOUND') throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${r.urn}`)
+        throw err
+      }
+    })
+  }
+}

@@ -1,0 +1,264 @@
+// The card lifecycle over real HTTP against the simulators: loads through the OTP flow, pre-auth capture
+// and cancellation, wallet transfers, risk analysis; upstream declines and timeouts change nothing in the
+// store, and a repeated reference never credits twice.
+import t from 'tap'
+import { Pool } from 'undici'
+import { build } from '../helpers/app.js'
+import { adminHeaders } from '../helpers/config.js'
+import { startSims } from './sims.js'
+import { manualClock } from '../../src/sim/clock.js'
+import type { Store } from '../../src/store/types.js'
+import { MemoryStore } from '../../src/store/memory.js'
+import type { Config } from '../../src/config.js'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+async function client (t: Teardown, app: import('fastify').FastifyInstance): Promise<(method: string, path: string, body?: unknown) => Promise<{ status: number, body: Record<string, unknown> }>> {
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  const pool = new Pool(url)
+  t.teardown(async () => { await pool.close() })
+  return async (method, path, body) => {
+    const res = await pool.request({ method: method as 'GET', path, headers: adminHeaders, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+    return { status: res.statusCode, body: await res.body.json() as Record<string, unknown> }
+  }
+}
+
+/** short upstream limits, so a hanging simulator fails fast */
+const fastTimeouts = (config: Config): void => {
+  if (config.adapters.risk !== undefined) config.adapters.risk.timeoutMs = 1000
+  for (const party of [config.adapters.gateway, config.adapters.prepaid]) {
+    if (party !== undefined) Object.assign(party, { headersTimeoutMs: 1500, bodyTimeoutMs: 1500, totalTimeoutMs: 2000 })
+  }
+}
+
+const CARD = { pan: '4111111111111111', expDate: '122030', cvd2: '123', nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001' }
+let n = 0
+const ref = (p: string): string => `${p}${process.pid}x${++n}`
+
+async function customer (store: Store, urn: string, balance = 0): Promise<void> {
+  await store.putCustomer(urn, {})
+  if (balance > 0) await store.credit(urn, balance, `seed-${urn}`)
+}
+
+t.test('a load: OTP sent, a wrong OTP, the right one, credited once', async (t) => {
+  const sims = await startSims(t)
+  const store = new MemoryStore()
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  const urn = ref('L')
+  await customer(store, urn)
+  const mref = ref('MR')
+  const started = await call('POST', '/v1/loads', { urn, amount: '5000', merchantReferenceNo: mref, ...CARD })
+  t.equal(started.status, 200)
+  t.match(started.body, { status: 'OTP_SENT', merchantReferenceNo: mref, amount: '5000' })
+  t.equal((await call('POST', '/v1/loads', { urn, amount: '5000', merchantReferenceNo: mref, ...CARD })).body.replayed, true, 'a repeat sends no second OTP')
+  t.equal(sims.gateway.faults.count('generateOtp'), 1)
+  t.equal((await call('POST', '/v1/loads', { urn, amount: '6000', merchantReferenceNo: mref, ...CARD })).status, 409, 'same reference, other amount')
+
+  t.match((await call('POST', `/v1/loads/${mref}/otp`, { otp: '000000' })).body, { status: 'OTP_INVALID', upstream: { code: '450' } })
+  t.equal((await store.getCustomer(urn))?.available, 0)
+  const otp = sims.gateway.lastOtp(mref)
+  const loaded = await call('POST', `/v1/loads/${mref}/otp`, { otp })
+  t.match(loaded.body, { status: 'LOADED', available: '5000' })
+  t.match((await call('POST', `/v1/loads/${mref}/otp`, { otp })).body, { status: 'LOADED', replayed: true })
+  t.equal((await store.getCustomer(urn))?.available, 5000, 'credited exactly once')
+  t.match((await call('GET', `/v1/loads/${mref}`)).body, { status: 'LOADED', urn })
+  t.equal((await call('GET', '/v1/loads/nope')).status, 404)
+})
+
+t.test('OTP expired, resent, exhausted; a gateway decline', async (t) => {
+  const clock = manualClock()
+  let otp = 100000
+  const sims = await startSims(t, { gateway: { now: clock.now, otpGenerator: () => String(++otp), validityPeriodMin: 5, verifyMax: 3, issuer: (v) => v.amount === 9999 ? '51' : '00' } })
+  const store = new MemoryStore()
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  const urn = ref('L')
+  await customer(store, urn)
+
+  const expiring = ref('MR')
+  await call('POST', '/v1/loads', { urn, amount: '100', merchantReferenceNo: expiring, ...CARD })
+  const first = sims.gateway.lastOtp(expiring)
+  clock.advance(6 * 60_000)
+  t.match((await call('POST', `/v1/loads/${expiring}/otp`, { otp: first })).body, { status: 'OTP_EXPIRED', upstream: { code: '451' } })
+  t.match((await call('POST', `/v1/loads/${expiring}/otp/resend`, {})).body, { status: 'OTP_SENT' })
+  t.match((await call('POST', `/v1/loads/${expiring}/otp`, { otp: first })).body, { status: 'OTP_INVALID' }, 'the newer OTP replaced the first')
+  t.match((await call('POST', `/v1/loads/${expiring}/otp`, { otp: sims.gateway.lastOtp(expiring) })).body, { status: 'LOADED' })
+
+  const exhausted = ref('MR')
+  await call('POST', '/v1/loads', { urn, amount: '100', merchantReferenceNo: exhausted, ...CARD })
+  const statuses = []
+  for (let i = 0; i < 4; i++) statuses.push((await call('POST', `/v1/loads/${exhausted}/otp`, { otp: '999999' })).body.status)
+  t.equal(statuses.at(-1), 'OTP_EXHAUSTED')
+  t.match((await call('POST', `/v1/loads/${exhausted}/otp`, { otp: sims.gateway.lastOtp(exhausted) ?? '123456' })).body, { status: 'OTP_EXHAUSTED', replayed: true })
+
+  const declined = ref('MR')
+  await call('POST', '/v1/loads', { urn, amount: '9999', merchantReferenceNo: declined, ...CARD })
+  t.match((await call('POST', `/v1/loads/${declined}/otp`, { otp: sims.gateway.lastOtp(declined) })).body, { status: 'DECLINED', upstream: { code: '51' } })
+  t.equal((await store.getCustomer(urn))?.available, 100, 'only the one load that succeeded was credited')
+})
+
+t.test('an upstream timeout changes nothing; the retry completes', async (t) => {
+  const sims = await startSims(t)
+  const store = new MemoryStore()
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  const urn = ref('L')
+  await customer(store, urn)
+  const mref = ref('MR')
+  sims.gateway.faults.set('generateOtp', { hang: true, times: 1 })
+  const failed = await call('POST', '/v1/loads', { urn, amount: '700', merchantReferenceNo: mref, ...CARD })
+  t.equal(failed.status, 502)
+  t.match(failed.body, { status: 'FAILED', retryable: true })
+  t.equal((await call('GET', `/v1/loads/${mref}`)).status, 404, 'no load was recorded')
+  t.match((await call('POST', '/v1/loads', { urn, amount: '700', merchantReferenceNo: mref, ...CARD })).body, { status: 'OTP_SENT' })
+  sims.gateway.faults.set('verifyOtp', { hang: true, times: 1 })
+  t.match((await call('POST', `/v1/loads/${mref}/otp`, { otp: sims.gateway.lastOtp(mref) })).body, { status: 'FAILED', retryable: true })
+  t.equal((await store.getCustomer(urn))?.available, 0)
+  t.match((await call('GET', `/v1/loads/${mref}`)).body, { status: 'OTP_SENT' }, 'the load is where it was')
+  t.match((await call('POST', `/v1/loads/${mref}/otp`, { otp: sims.gateway.lastOtp(mref) })).body, { status: 'LOADED' })
+  t.equal((await store.getCustomer(urn))?.available, 700)
+})
+
+t.test('the gateway authorized but its answer was lost: the retry credits once', async (t) => {
+  const sims = await startSims(t)
+  const store = new MemoryStore()
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  const urn = ref('L')
+  await customer(store, urn)
+  const mref = ref('MR')
+  await call('POST', '/v1/loads', { urn, amount: '1500', merchantReferenceNo: mref, ...CARD })
+  sims.gateway.faults.set('authorize', { reset: true, phase: 'after', times: 1 })
+  const otp = sims.gateway.lastOtp(mref)
+  t.match((await call('POST', `/v1/loads/${mref}/otp`, { otp })).body, { status: 'FAILED' })
+  t.equal((await store.getCustomer(urn))?.available, 0)
+  const done = await call('POST', `/v1/loads/${mref}/otp`, { otp })
+  t.match(done.body, { status: 'LOADED', upstream: { code: '96' } }, 'the repeat authorize says PREVIOUSLY AUTHORIZED')
+  t.equal((await store.getCustomer(urn))?.available, 1500)
+})
+
+t.test('we stopped after the upstream said yes: the retry completes the store update once', async (t) => {
+  const sims = await startSims(t, { customers: [{ urn: 'TA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'TB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
+  const inner = new MemoryStore()
+  let failNext = 0
+  // a store whose next money operation fails, as if the process stopped right after the upstream's answer
+  const store = new Proxy(inner, {
+    get (target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown
+      if ((prop === 'credit' || prop === 'debit') && typeof v === 'function') {
+        return async (...args: unknown[]) => {
+          if (failNext > 0) { failNext--; throw new Error('store went away') }
+          return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+        }
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+    }
+  })
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  await customer(inner, 'TA', 10_000)
+  await customer(inner, 'TB')
+  const mref = ref('MR')
+  await call('POST', '/v1/loads', { urn: 'TB', amount: '300', merchantReferenceNo: mref, ...CARD })
+  failNext = 1
+  const otp = sims.gateway.lastOtp(mref)
+  t.equal((await call('POST', `/v1/loads/${mref}/otp`, { otp })).status, 503)
+  t.match((await call('GET', `/v1/loads/${mref}`)).body, { status: 'AUTHORIZED' })
+  t.match((await call('POST', `/v1/loads/${mref}/otp`, { otp })).body, { status: 'LOADED' })
+  t.equal((await inner.getCustomer('TB'))?.available, 300)
+
+  const id = ref('TX')
+  const transfer = { clientTxnId: id, fromUrn: 'TA', toUrn: 'TB', fromAccountNumber: 'ACC-A', toAccountNumber: 'ACC-B', amount: '2500' }
+  failNext = 1
+  t.equal((await call('POST', '/v1/transfers', transfer)).status, 503)
+  t.match((await call('GET', `/v1/transfers/${id}`)).body, { status: 'AUTHORIZED' })
+  t.match((await call('POST', '/v1/transfers', transfer)).body, { status: 'TRANSFERRED' })
+  t.match((await call('POST', '/v1/transfers', transfer)).body, { status: 'TRANSFERRED', replayed: true })
+  t.equal((await inner.getCustomer('TA'))?.available, 7500, 'debited once')
+  t.equal((await inner.getCustomer('TB'))?.available, 2800, 'credited once')
+})
+
+t.test('transfers: moved once on 00; an unknown receiver and a timeout change nothing', async (t) => {
+  const sims = await startSims(t, { customers: [{ urn: 'WA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'WB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
+  const store = new MemoryStore()
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  await customer(store, 'WA', 10_000)
+  await customer(store, 'WB')
+  await customer(store, 'WZ')
+  const base = { fromUrn: 'WA', toUrn: 'WB', fromAccountNumber: 'ACC-A', toAccountNumber: 'ACC-B', amount: '1000' }
+  const id = ref('TX')
+  const first = await call('POST', '/v1/transfers', { ...base, clientTxnId: id })
+  t.match(first.body, { status: 'TRANSFERRED', upstream: { code: '00' } })
+  t.match((await call('POST', '/v1/transfers', { ...base, clientTxnId: id })).body, { status: 'TRANSFERRED', replayed: true })
+  t.equal((await call('POST', '/v1/transfers', { ...base, amount: '2', clientTxnId: id })).status, 409)
+  t.equal((await store.getCustomer('WA'))?.available, 9000)
+  t.equal((await store.getCustomer('WB'))?.available, 1000)
+
+  const unknown = await call('POST', '/v1/transfers', { ...base, toUrn: 'WZ', toAccountNumber: 'ACC-Z', clientTxnId: ref('TX') })
+  t.match(unknown.body, { status: 'DECLINED' })
+  t.match(String((unknown.body.upstream as { code: string }).code), /^(1110|6910|6901|6905)$/)
+  t.equal((await store.getCustomer('WA'))?.available, 9000)
+
+  sims.prepaid.faults.set('fundTransfer', { hang: true, times: 1 })
+  const timedOut = await call('POST', '/v1/transfers', { ...base, clientTxnId: ref('TX') })
+  t.equal(timedOut.status, 502)
+  t.match(timedOut.body, { status: 'FAILED', retryable: true })
+  t.equal((await store.getCustomer('WA'))?.available, 9000)
+  t.equal((await store.getCustomer('WB'))?.available, 1000)
+
+  t.match((await call('POST', '/v1/transfers', { ...base, amount: '999999', clientTxnId: ref('TX') })).body, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' })
+  t.equal((await call('POST', '/v1/transfers', { ...base, toUrn: 'WA', clientTxnId: ref('TX') })).status, 400, 'one customer to itself')
+})
+
+t.test('pre-auth capture and cancellation', async (t) => {
+  const sims = await startSims(t)
+  const store = new MemoryStore()
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  const urn = ref('P')
+  await customer(store, urn)
+  const loadRef = async (): Promise<{ mref: string, pg: string }> => {
+    const mref = ref('MR')
+    await call('POST', '/v1/loads', { urn, amount: '800', merchantReferenceNo: mref, ...CARD })
+    await call('POST', `/v1/loads/${mref}/otp`, { otp: sims.gateway.lastOtp(mref) })
+    return { mref, pg: String(sims.gateway.transaction(mref)?.pgTransactionId) }
+  }
+  const a = await loadRef()
+  t.match((await call('POST', `/v1/preauths/${a.pg}/capture`, { merchantReferenceNo: a.mref, amount: '500' })).body, { status: 'CAPTURED' })
+  t.match((await call('POST', `/v1/preauths/${a.pg}/capture`, { merchantReferenceNo: a.mref, amount: '500' })).body, { status: 'CAPTURED', replayed: true })
+  const b = await loadRef()
+  t.match((await call('POST', `/v1/preauths/${b.pg}/cancel`, { merchantReferenceNo: b.mref })).body, { status: 'CANCELLED' })
+  t.match((await call('POST', `/v1/preauths/${b.pg}/capture`, { merchantReferenceNo: b.mref })).body, { status: 'DECLINED' }, 'a cancelled pre-auth cannot be captured')
+})
+
+t.test('risk: the analyse route, and risk inside the decision within its timeout', async (t) => {
+  const sims = await startSims(t)
+  const { mkdtemp, writeFile } = await import('node:fs/promises')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const dir = await mkdtemp(join(tmpdir(), 'extauth-risk-'))
+  await writeFile(join(dir, '10-risk.json'), JSON.stringify({ rules: [{ id: 'risky', description: 'high risk rating', when: { 'risk.ruleRating': { gte: 80 } }, then: { decline: '34' } }] }))
+  const store = new MemoryStore()
+  const { adminApp, publicApp } = await build(t, { store, env: { ...sims.env, RULES_DIR: dir, DECISION_DEADLINE_MS: '1500' }, configure: fastTimeouts })
+  const call = await client(t, adminApp)
+  const analysed = await call('POST', '/v1/risk/analyse', { clientTxnRefId: 'R1', acctNumber: 'ACC1', purchaseAmount: '3000000', txnSourceType: 'POS' })
+  t.match(analysed.body, { status: 'ASSESSED', assessment: { ruleRating: 90, ruleSuggestion: 'DENY' } })
+  t.equal((await call('POST', '/v1/risk/analyse', { clientTxnRefId: 'R 1!', acctNumber: 'A', purchaseAmount: '1', txnSourceType: 'POS' })).status, 400, 'refused before sending')
+
+  const urn = ref('R')
+  await customer(store, urn, 10_000_000)
+  const { authBody, platformHeaders } = await import('../helpers/config.js')
+  const decide = async (amount: string): Promise<{ code: string, ms: number }> => {
+    const t0 = performance.now()
+    const r = await publicApp.inject({ method: 'POST', url: '/api/v1/externalAuth', headers: platformHeaders(), payload: authBody({ urn, transactionAmount: amount }) })
+    return { code: r.json().responseCode as string, ms: performance.now() - t0 }
+  }
+  t.equal((await decide('3000000')).code, '34', 'a high rating declines')
+  t.equal((await decide('1000')).code, '00', 'a low rating approves')
+  sims.risk.faults.set('*', { hang: true })
+  const timedOut = await decide('3000000')
+  t.equal(timedOut.code, '00', 'risk unavailable: the rules decide without it')
+  t.ok(timedOut.ms < 1500, `answered in ${timedOut.ms.toFixed(0)} ms, inside the deadline`)
+})
