@@ -1,0 +1,107 @@
+// npm run demo: the simulators and extauth on the embedded store, all on loopback. A card is loaded
+// through the gateway's OTP flow, then spent with the issuer simulator until rules, limits and funds
+// decline; every step is printed.
+import { Pool } from 'undici'
+import { loadConfig } from '../src/config.js'
+import { createLogger } from '../src/logger.js'
+import { createServices } from '../src/services.js'
+import { buildAdminApp, buildPublicApp } from '../src/app.js'
+import { buildGatewaySim } from '../src/sim/gateway-sim.js'
+import { buildPrepaidSim } from '../src/sim/prepaid-sim.js'
+import { buildRiskSim } from '../src/sim/risk-sim.js'
+import { createIssuer } from '../src/sim/issuer.js'
+import type { AuthRequest } from '../src/decision/request.js'
+
+const KEYS = { consumerKey: 'demo-consumer-key', clientId: 'DEMOCLIENT', bankId: '1234' }
+const ADMIN_TOKEN = 'demo-admin-token'
+const say = (s: string): void => { process.stdout.write(`${s}\n`) }
+const money = (minor: string | number): string => (Number(minor) / 100).toFixed(2)
+
+async function main (): Promise<void> {
+  const gateway = buildGatewaySim({ apiKey: 'demo-gw-key', pgInstanceId: 'PG01', merchantId: 'M0001' })
+  const prepaid = buildPrepaidSim({ apiKey: 'demo-pp-key', consumerKey: 'demo-pp-consumer', secureCode: 'demo-secure', clientId: 'CL01', bankId: '1234' })
+  const risk = buildRiskSim({ accessToken: 'demo-risk-token' })
+  const [gatewayUrl, prepaidUrl, riskUrl] = await Promise.all([gateway.app, prepaid.app, risk.app].map(async (a) => await a.listen({ host: '127.0.0.1', port: 0 })))
+
+  const config = loadConfig({
+    ...process.env,
+    EXTAUTH_CONSUMER_KEY: KEYS.consumerKey, EXTAUTH_CLIENT_ID: KEYS.clientId, EXTAUTH_BANK_ID: KEYS.bankId, ADMIN_TOKEN,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RULES_DIR: process.env.RULES_DIR ?? './rules', RULES_WATCH: 'false', REDIS_URL: '',
+    GATEWAY_URL: gatewayUrl as string, GATEWAY_API_KEY: 'demo-gw-key', GATEWAY_PG_INSTANCE_ID: 'PG01', GATEWAY_MERCHANT_ID: 'M0001', GATEWAY_VERSION: '1.0.0.1',
+    PREPAID_URL: prepaidUrl as string, PREPAID_API_KEY: 'demo-pp-key', PREPAID_CONSUMER_KEY: 'demo-pp-consumer', PREPAID_SECURE_CODE: 'demo-secure', PREPAID_CLIENT_ID: 'CL01', PREPAID_BANK_ID: '1234',
+    RISK_URL: riskUrl as string, RISK_ACCESS_TOKEN: 'demo-risk-token', RISK_INSTANCE_ID: '1001', RISK_CHANNEL_ID: 'DEMO'
+  })
+  const log = createLogger(config.logLevel)
+  const services = await createServices(config, log)
+  const publicApp = await buildPublicApp(services)
+  const adminApp = await buildAdminApp(services)
+  const publicUrl = await publicApp.listen({ host: '127.0.0.1', port: 0 })
+  const adminUrl = await adminApp.listen({ host: '127.0.0.1', port: 0 })
+  const admin = new Pool(adminUrl)
+  const call = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    const res = await admin.request({ method, path, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+    return await res.body.json() as Record<string, unknown>
+  }
+  say(`extauth on ${publicUrl} (admin ${adminUrl}), store: ${services.store.kind}, rules: ${services.rulesManager.current.version}`)
+  say(`simulators: gateway ${String(gatewayUrl)}, prepaid ${String(prepaidUrl)}, risk ${String(riskUrl)}\n`)
+
+  const urn = 'DEMO000001'
+  const last4 = '1111'
+  say(`1. a customer ${urn} with a card ending ${last4}`)
+  await call('PUT', `/admin/v1/customers/${urn}`, { customerId: 'DEMO-CUST' })
+  await call('PUT', `/admin/v1/customers/${urn}/cards/${last4}`, { status: 'ACTIVE' })
+
+  const ref = `LOAD${Date.now()}`
+  say(`2. load 50,000.00 onto it with a debit card, through the gateway's OTP flow (reference ${ref})`)
+  const started = await call('POST', '/v1/loads', { urn, amount: '5000000', merchantReferenceNo: ref, pan: '4111111111111111', expDate: '122030', cvd2: '123', nameOnCard: 'DEMO USER', mobileNumber: '919800000001' })
+  say(`   generate OTP → ${String(started.status)} (valid ${String(started.validityPeriodMin)} min)`)
+  const wrong = await call('POST', `/v1/loads/${ref}/otp`, { otp: '000000' })
+  say(`   a mistyped OTP → ${String(wrong.status)} (${JSON.stringify(wrong.upstream)})`)
+  const otp = gateway.lastOtp(ref) as string
+  const loaded = await call('POST', `/v1/loads/${ref}/otp`, { otp })
+  say(`   the OTP the customer received → ${String(loaded.status)}; available ${money(loaded.available as string)}`)
+  const again = await call('POST', `/v1/loads/${ref}/otp`, { otp })
+  say(`   the same call again → ${String(again.status)} (replayed: ${String(again.replayed)}), no second credit\n`)
+
+  const issuer = createIssuer({ url: publicUrl, ...KEYS, connections: 4 })
+  let n = 0
+  const spend = async (what: string, over: Partial<AuthRequest>): Promise<string> => {
+    const body: AuthRequest = {
+      urn, last4Digits: last4, terminalId: 'TERM0001', systemTraceAuditNumber: String(++n).padStart(6, '0'), cardNetwork: 'RUPAY',
+      channel: 'POS', transactionAmount: '100', transactionReferenceNumber: `DEMO${Date.now()}${n}`, currencyCode: '356', mcc: '5411', ...over
+    } as AuthRequest
+    const out = await issuer.send(body)
+    const answer = out.kind === 'answer' ? out.body as Record<string, string> : { responseCode: out.code, responseDescription: 'transport error' }
+    const decision = await call('GET', `/admin/v1/customers/${urn}/decisions/${body.transactionReferenceNumber}`)
+    const why = decision.ruleId != null ? ` (rule ${String(decision.ruleId)})` : ` (${String(decision.reason)})`
+    say(`   ${what.padEnd(34)} ${money(body.transactionAmount).padStart(10)} → ${answer.responseCode} ${answer.responseDescription}${why}`)
+    return answer.responseCode as string
+  }
+
+  say('3. spend with the issuer simulator')
+  await spend('groceries, POS', { transactionAmount: '245000' })
+  await spend('online casino, ECOM (MCC 7995)', { channel: 'ECOM', mcc: '7995', transactionAmount: '100000' })
+  say('   cash: ATM withdrawals of 6,000.00 until the daily ATM amount limit (25,000.00)')
+  for (let i = 0; i < 6; i++) if (await spend(`ATM withdrawal ${i + 1}`, { channel: 'ATM', mcc: '6011', transactionAmount: '600000' }) !== '00') break
+  say('   smaller withdrawals until the daily ATM count limit (5 a card)')
+  for (let i = 0; i < 4; i++) if (await spend('ATM withdrawal, small', { channel: 'ATM', mcc: '6011', transactionAmount: '10000' }) !== '00') break
+  say('   POS purchases of 10,000.00 until the funds run out')
+  for (let i = 0; i < 6; i++) if (await spend('electronics, POS', { transactionAmount: '1000000', mcc: '5732' }) !== '00') break
+  say('4. the card is reported lost')
+  await call('PUT', `/admin/v1/customers/${urn}/cards/${last4}`, { status: 'LOST' })
+  await spend('coffee, POS-Contactless', { channel: 'POS-Contactless', transactionAmount: '25000' })
+
+  const c = await call('GET', `/admin/v1/customers/${urn}`)
+  say(`\nfinal: available ${money(c.available as string)}, cards ${JSON.stringify(c.cards)}`)
+  await issuer.close()
+  await admin.close()
+  await publicApp.close()
+  await adminApp.close()
+  await services.close()
+  await Promise.all([gateway.app.close(), prepaid.app.close(), risk.app.close()])
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`demo failed: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})
