@@ -37,8 +37,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // one log line per decision, written by the route, instead of Fastify's two per request
     logController: new LogController({ disableRequestLogging: true }),
-    // a hop count is valid at run time though the type omits it
-    trustProxy: config.trustProxy as boolean | string,
+    trustProxy: config.trustProxy,
     bodyLimit: 16 * 1024,
     // while closing, requests already on a connection are still answered (the platform must get an answer)
     return503OnClosing: false,
@@ -47,9 +46,11 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   })
 
   await app.register(underPressure, {
-    maxEventLoopDelay: config.shedEventLoopDelayMs,
+    ...(config.shedEventLoopDelayMs > 0 ? { maxEventLoopDelay: config.shedEventLoopDelayMs } : {}),
     ...(config.shedHeapUsedBytes > 0 ? { maxHeapUsedBytes: config.shedHeapUsedBytes } : {}),
-    sampleInterval: 100,
+    // A sample interval with no event-loop sample at all counts as infinite delay; at 250 ms only a loop
+    // really stalled that long sheds, where 100 ms shed after short hiccups too.
+    sampleInterval: 250,
     pressureHandler: (request, reply, type) => {
       // only the decision route is shed; health and other routes go on (readiness reports the pressure)
       if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return undefined
@@ -90,6 +91,14 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
 
 export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 64 * 1024 })
+  // `curl -H 'content-type: application/json' -X POST .../rules/reload` sends no body: take it as none
+  const jsonParser = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString()
+    if (text === '') { done(null, null); return }
+    jsonParser(request, text, done)
+  })
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()

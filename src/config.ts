@@ -33,6 +33,8 @@ const cidrs = makeValidator<CidrList>((input: string) => {
   const out: CidrList = []
   for (const raw of input.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     try {
+      // ipaddr.js also reads inet_aton forms ("10.1.5" = 10.1.0.5, "010.1.2.3" = 8.1.2.3): IPv4 must be a.b.c.d
+      if (!raw.includes(':') && !ipaddr.IPv4.isValidFourPartDecimal(raw.split('/')[0] as string)) throw new Error('not a.b.c.d')
       out.push(raw.includes('/') ? ipaddr.parseCIDR(raw) : singleHost(ipaddr.parse(raw)))
     } catch {
       throw new Error(`"${raw}" is not an IP address or CIDR`)
@@ -45,17 +47,20 @@ function singleHost (addr: ipaddr.IPv4 | ipaddr.IPv6): [ipaddr.IPv4 | ipaddr.IPv
   return [addr, addr.kind() === 'ipv4' ? 32 : 128]
 }
 
-const trustProxy = makeValidator<boolean | string | number>((input: string) => {
+const trustProxy = makeValidator<boolean | string>((input: string) => {
   const v = input.trim()
   if (v === '' || v === 'false') return false
   if (v === 'true') return true
-  if (/^\d+$/.test(v)) return Number(v) // number of hops
+  if (/^\d+$/.test(v)) {
+    // Fastify ignores a hop count (it cannot tell the load balancer from a client that sends the header)
+    throw new Error('a hop count is not supported: list the load balancers\' IPs/CIDRs, or true')
+  }
   for (const part of v.split(',')) {
     const p = part.trim()
     try {
       if (p.includes('/')) ipaddr.parseCIDR(p); else ipaddr.parse(p)
     } catch {
-      throw new Error('must be true, false, a hop count, or a comma list of IPs/CIDRs')
+      throw new Error('must be true, false, or a comma list of the proxies\' IPs/CIDRs')
     }
   }
   return v
@@ -117,7 +122,7 @@ const spec = {
   REDIS_CLUSTER_NODES: clusterNodes({ default: undefined }),
   REDIS_KEY_PREFIX: str({ default: 'extauth:' }),
   LOG_LEVEL: str({ default: 'info', choices: levels }),
-  SHED_EVENT_LOOP_DELAY_MS: intRange(1, 60000)({ default: 200 }),
+  SHED_EVENT_LOOP_DELAY_MS: intRange(0, 60000)({ default: 200 }),
   SHED_HEAP_USED_BYTES: intRange(0, Number.MAX_SAFE_INTEGER)({ default: 0 }),
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
   RULES_WATCH: bool({ default: true })
@@ -129,7 +134,7 @@ export interface Config {
   bankId: string
   entityIds: string[]
   allowedSourceIps: CidrList
-  trustProxy: boolean | string | number
+  trustProxy: boolean | string
   host: string
   port: number
   adminHost: string
@@ -143,6 +148,7 @@ export interface Config {
   redisClusterNodes: Array<{ host: string, port: number }> | undefined
   redisKeyPrefix: string
   logLevel: typeof levels[number]
+  /** 0 = not checked */
   shedEventLoopDelayMs: number
   /** 0 = not checked */
   shedHeapUsedBytes: number

@@ -5,6 +5,12 @@ export const CLIENT_ID = 'client-1'
 export const BANK_ID = '1234'
 export const ADMIN_TOKEN = 'admin-token-abc'
 
+/**
+ * How late, past DECISION_DEADLINE_MS, an answer may reach a test's client: timers and the HTTP round trip
+ * on a shared 2-core machine running other tests. A missing guard shows as an answer that never comes.
+ */
+export const DEADLINE_MARGIN_MS = 500
+
 /** A valid configuration for tests; `env` overrides or adds variables. */
 export function testConfig (env: Record<string, string> = {}): Config {
   return loadConfig({
@@ -15,6 +21,8 @@ export function testConfig (env: Record<string, string> = {}): Config {
     LOG_LEVEL: 'silent',
     RULES_WATCH: 'false',
     RULES_DIR: 'test/fixtures/rules-empty',
+    // off unless a test is about overload: inject() loops can starve the event-loop sampler
+    SHED_EVENT_LOOP_DELAY_MS: '0',
     ...env
   })
 }

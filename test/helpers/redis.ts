@@ -3,6 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 
@@ -80,14 +83,26 @@ async function waitForPing (url: string, timeoutMs: number): Promise<void> {
   }
 }
 
-/** Starts redis-server on a free loopback port (no persistence); stopped at teardown. */
-export async function privateRedis (t: Teardown): Promise<PrivateRedis> {
+export interface PrivateRedisOptions {
+  /**
+   * Keep the data across stop/restart: an append-only file fsynced on every write, in a temporary
+   * directory of its own (deleted at teardown). Without it the server keeps nothing.
+   */
+  persist?: boolean
+}
+
+/** Starts redis-server on a free loopback port (no persistence unless asked); stopped at teardown. */
+export async function privateRedis (t: Teardown, opts: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort()
   const url = `redis://127.0.0.1:${port}`
   let proc: ChildProcess
   const clients: Redis[] = []
+  const dir = opts.persist === true ? await mkdtemp(join(tmpdir(), 'extauth-redis-')) : null
+  const persistence = dir === null
+    ? ['--appendonly', 'no']
+    : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]
   const start = async (): Promise<void> => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: 'ignore' })
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--enable-debug-command', 'local'], { stdio: 'ignore' })
     await waitForPing(url, 5000)
   }
   const stop = async (): Promise<void> => {
@@ -113,6 +128,7 @@ export async function privateRedis (t: Teardown): Promise<PrivateRedis> {
   t.teardown(async () => {
     for (const c of clients) c.disconnect()
     await stop()
+    if (dir !== null) await rm(dir, { recursive: true, force: true })
   })
   return pr
 }

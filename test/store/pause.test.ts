@@ -7,12 +7,10 @@ import { join } from 'node:path'
 import { build } from '../helpers/app.js'
 import { privateRedis, uniquePrefix } from '../helpers/redis.js'
 import { listen, post } from '../helpers/http.js'
-import { authBody, platformHeaders } from '../helpers/config.js'
+import { authBody, platformHeaders, DEADLINE_MARGIN_MS as MARGIN_MS } from '../helpers/config.js'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 
 const DEADLINE_MS = 300
-// the client-side margin over the deadline: the event loop and the HTTP round trip, on a shared machine
-const MARGIN_MS = 250
 
 t.test('CLIENT PAUSE past the deadline', async (t) => {
   const redis = await privateRedis(t)

@@ -1,0 +1,175 @@
+// Configuration from the environment (contract §2): required variables, refused values naming the
+// variable, the defaults; and the real server refusing to start on a bad value with one stderr line.
+import { spawn } from 'node:child_process'
+import t from 'tap'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { freePort } from './helpers/redis.js'
+
+const REQUIRED = {
+  EXTAUTH_CONSUMER_KEY: 'consumer-key-secret-1',
+  EXTAUTH_CLIENT_ID: 'client-1',
+  EXTAUTH_BANK_ID: '1234'
+}
+
+/** The ConfigError loadConfig throws for `env` (the required variables added unless overridden). */
+function refusal (env: Record<string, string | undefined>): ConfigError | null {
+  const full = Object.fromEntries(Object.entries({ ...REQUIRED, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv
+  try {
+    loadConfig(full)
+    return null
+  } catch (err) {
+    if (err instanceof ConfigError) return err
+    throw err
+  }
+}
+
+t.test('each required variable, missing or empty, is refused by name', async t => {
+  for (const name of Object.keys(REQUIRED)) {
+    for (const [label, value] of [['missing', undefined], ['empty', ''], ['blank', '   ']] as Array<[string, string | undefined]>) {
+      if (name === 'EXTAUTH_BANK_ID' && label === 'blank') continue
+      const err = refusal({ [name]: value })
+      t.ok(err instanceof ConfigError, `${name} ${label}: ConfigError`)
+      t.equal(err?.variable, name, `${name} ${label}: names the variable`)
+      t.match(err?.message, new RegExp(`^${name}: `), `${name} ${label}: the message starts with it`)
+    }
+  }
+  t.equal(refusal({ EXTAUTH_BANK_ID: '   ' })?.variable, 'EXTAUTH_BANK_ID', 'a blank bank id is refused')
+  t.equal(refusal({})?.variable, undefined, 'all three present: accepted')
+})
+
+t.test('DECISION_DEADLINE_MS must be a whole number below the platform\'s 2000 ms', async t => {
+  for (const bad of ['2000', '2500', 'abc', '', '-1', '1200.5', '1e3', '0x4b0', '12 00', '0', '49']) {
+    const err = refusal({ DECISION_DEADLINE_MS: bad })
+    t.equal(err?.variable, 'DECISION_DEADLINE_MS', `"${bad}" refused`)
+  }
+  for (const good of ['1999', '1200', '300', '50']) {
+    t.equal(refusal({ DECISION_DEADLINE_MS: good }), null, `"${good}" accepted`)
+    t.equal(loadConfig({ ...REQUIRED, DECISION_DEADLINE_MS: good }).deadlineMs, Number(good))
+  }
+})
+
+t.test('ALLOWED_SOURCE_IPS: a malformed address or CIDR is refused', async t => {
+  for (const bad of ['10.0.0.0/33', 'not-an-ip', '10.0.0.1,bogus', '256.1.1.1', '::1/129', '10.0.0.0/', '10.0.0.0/8/8']) {
+    t.equal(refusal({ ALLOWED_SOURCE_IPS: bad })?.variable, 'ALLOWED_SOURCE_IPS', `"${bad}" refused`)
+  }
+  // IPv4 in other than four decimal parts is what inet_aton reads, not what an operator means:
+  // "10.1.5/24" is 10.1.0.5/24, "010.1.2.3" is 8.1.2.3 (octal), "167772161" is 10.0.0.1
+  for (const bad of ['10.1.5/24', '10.0.0/8', '010.1.2.3', '0x0a.1.2.3/32', '167772161', '10.1/16']) {
+    t.equal(refusal({ ALLOWED_SOURCE_IPS: bad })?.variable, 'ALLOWED_SOURCE_IPS', `"${bad}" refused (not four decimal parts)`)
+  }
+  const c = loadConfig({ ...REQUIRED, ALLOWED_SOURCE_IPS: '10.0.0.0/8, 192.168.1.7,::1, 2001:db8::/32' })
+  t.same(c.allowedSourceIps.map(([addr, bits]) => `${addr.toString()}/${bits}`), ['10.0.0.0/8', '192.168.1.7/32', '::1/128', '2001:db8::/32'],
+    'addresses become /32 or /128, CIDRs stay')
+})
+
+t.test('TIMEZONE must be an IANA zone', async t => {
+  for (const bad of ['Mars/Olympus', 'Asia/Bombay2', 'UTC+5']) {
+    t.equal(refusal({ TIMEZONE: bad })?.variable, 'TIMEZONE', `"${bad}" refused`)
+  }
+  t.equal(loadConfig({ ...REQUIRED, TIMEZONE: 'Asia/Kolkata' }).timezone, 'Asia/Kolkata')
+})
+
+t.test('EXTAUTH_BANK_ID must be 4 digits', async t => {
+  for (const bad of ['123', '12345', '12a4', 'abcd', ' 1234']) {
+    t.equal(refusal({ EXTAUTH_BANK_ID: bad })?.variable, 'EXTAUTH_BANK_ID', `"${bad}" refused`)
+  }
+  t.equal(loadConfig({ ...REQUIRED, EXTAUTH_BANK_ID: '0042' }).bankId, '0042', 'leading zeros kept')
+})
+
+t.test('other refused values name their variable', async t => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL'],
+    [{ REDIS_CLUSTER_NODES: 'host-without-port' }, 'REDIS_CLUSTER_NODES'],
+    [{ DEFAULT_CURRENCY: '35' }, 'DEFAULT_CURRENCY'],
+    [{ DEFAULT_CURRENCY: 'INR' }, 'DEFAULT_CURRENCY'],
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ ADMIN_PORT: '70000' }, 'ADMIN_PORT'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ REDIS_KEY_PREFIX: 'a{b}' }, 'REDIS_KEY_PREFIX']
+  ]
+  for (const [env, variable] of cases) {
+    t.equal(refusal(env)?.variable, variable, `${JSON.stringify(env)} refused, naming ${variable}`)
+  }
+})
+
+t.test('a refusal does not repeat a secret it was given', async t => {
+  const err = refusal({ REDIS_URL: 'http://user:hunter2-secret@127.0.0.1:6379' })
+  t.equal(err?.variable, 'REDIS_URL')
+  t.notMatch(err?.message, /hunter2/, 'the URL with its password is not in the message')
+  const missing = refusal({ EXTAUTH_CLIENT_ID: undefined })
+  t.notMatch(missing?.message, /consumer-key-secret-1/, 'nor is the consumer key')
+})
+
+t.test('the defaults of contract §2', async t => {
+  const c = loadConfig({ ...REQUIRED })
+  t.match(c, {
+    consumerKey: REQUIRED.EXTAUTH_CONSUMER_KEY,
+    clientId: REQUIRED.EXTAUTH_CLIENT_ID,
+    bankId: REQUIRED.EXTAUTH_BANK_ID,
+    host: '0.0.0.0',
+    port: 8080,
+    adminHost: '127.0.0.1',
+    adminPort: 8081,
+    adminToken: '',
+    trustProxy: false,
+    deadlineMs: 1200,
+    timezone: 'UTC',
+    defaultCurrency: '356',
+    rulesDir: './rules',
+    redisUrl: '',
+    redisClusterNodes: undefined,
+    logLevel: 'info'
+  })
+  t.same(c.entityIds, [], 'EXTAUTH_ENTITY_IDS: empty = any')
+  t.same(c.allowedSourceIps, [], 'ALLOWED_SOURCE_IPS: empty = any')
+  t.same(loadConfig({ ...REQUIRED, EXTAUTH_ENTITY_IDS: ' 0001, 0002 ,' }).entityIds, ['0001', '0002'], 'a comma list, trimmed')
+  t.equal(loadConfig({ ...REQUIRED, TRUST_PROXY: 'true' }).trustProxy, true)
+  t.equal(loadConfig({ ...REQUIRED, TRUST_PROXY: 'false' }).trustProxy, false)
+  t.same(loadConfig({ ...REQUIRED, REDIS_CLUSTER_NODES: 'a:7000, b:7001' }).redisClusterNodes, [{ host: 'a', port: 7000 }, { host: 'b', port: 7001 }])
+})
+
+interface Exit { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
+
+/** Runs the real server with `env` (and no other variables but PATH); killed after 15 s at most. */
+async function runServer (env: Record<string, string>): Promise<Exit> {
+  const [port, adminPort] = [await freePort(), await freePort()]
+  return await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: new URL('..', import.meta.url).pathname,
+      // listen on loopback and free ports, should the server wrongly start
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), RULES_WATCH: 'false', ...env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const timer = setTimeout(() => { child.kill('SIGKILL') }, 15_000)
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+t.test('the server refuses to start on a bad value: non-zero exit, one stderr line naming it', async t => {
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ['DECISION_DEADLINE_MS=2500', { ...REQUIRED, DECISION_DEADLINE_MS: '2500' }, 'DECISION_DEADLINE_MS'],
+    ['EXTAUTH_BANK_ID missing', { EXTAUTH_CONSUMER_KEY: REQUIRED.EXTAUTH_CONSUMER_KEY, EXTAUTH_CLIENT_ID: REQUIRED.EXTAUTH_CLIENT_ID }, 'EXTAUTH_BANK_ID'],
+    ['ALLOWED_SOURCE_IPS malformed', { ...REQUIRED, ALLOWED_SOURCE_IPS: '10.0.0.0/40' }, 'ALLOWED_SOURCE_IPS']
+  ]
+  await Promise.all(cases.map(async ([label, env, variable]) => {
+    const r = await runServer(env)
+    t.equal(r.signal, null, `${label}: exited by itself`)
+    t.not(r.code, 0, `${label}: non-zero exit code`)
+    t.ok(r.code !== null && r.code > 0, `${label}: exit code ${String(r.code)}`)
+    const lines = r.stderr.split('\n').filter(l => l !== '')
+    t.equal(lines.length, 1, `${label}: exactly one stderr line`, { stderr: r.stderr })
+    t.match(lines[0], new RegExp(`\\b${variable}\\b`), `${label}: the line names ${variable}`)
+    t.notMatch(r.stderr, new RegExp(REQUIRED.EXTAUTH_CONSUMER_KEY), `${label}: no secret in it`)
+    t.equal(r.stdout, '', `${label}: nothing on stdout`)
+  }))
+})

@@ -1,0 +1,108 @@
+// Liveness and readiness (contract §1, §6): ready while the store answers and the process is not shutting
+// down; with the store's Redis gone, readiness turns 503 and decisions answer 05 at once, and both recover
+// when Redis is back, without a restart.
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { RedisStore, createRedisClient } from '../../src/store/redis.js'
+import { privateRedis } from '../helpers/redis.js'
+import { adminClient, auth, authBody, buildApp, calm, checkInjected, freshUrn } from '../helpers/http-checks.js'
+
+interface Readiness { status: string, reasons?: string[] }
+
+/** GET /health/ready, sent again when the only reason for a 503 is load shedding of the test machine. */
+async function ready (app: FastifyInstance): Promise<LightMyRequestResponse> {
+  for (let attempt = 0; ; attempt++) {
+    await calm(app)
+    const res = await app.inject({ method: 'GET', url: '/health/ready' })
+    const reasons = (res.json() as Readiness).reasons ?? []
+    if (attempt >= 10 || !(reasons.length === 1 && reasons[0] === 'overloaded')) return res
+  }
+}
+
+/** Polls readiness until it answers `status` or `ms` pass; returns the last answer. */
+async function readyBecomes (app: FastifyInstance, status: number, ms = 5000): Promise<LightMyRequestResponse> {
+  const until = Date.now() + ms
+  for (;;) {
+    const res = await ready(app)
+    if (res.statusCode === status || Date.now() > until) return res
+    await sleep(25)
+  }
+}
+
+t.test('live and ready on the memory store; 503 while shutting down', async t => {
+  const { publicApp, deps } = await buildApp(t)
+  const live = await publicApp.inject({ method: 'GET', url: '/health/live' })
+  t.equal(live.statusCode, 200)
+  t.same(live.json(), { status: 'ok' })
+
+  let res = await ready(publicApp)
+  t.equal(res.statusCode, 200, 'ready')
+  t.same(res.json(), { status: 'ok' })
+
+  deps.lifecycle.shuttingDown = true
+  res = await ready(publicApp)
+  t.equal(res.statusCode, 503, 'not ready while shutting down')
+  t.match(res.json(), { status: 'unavailable', reasons: ['shutting_down'] })
+  const stillLive = await publicApp.inject({ method: 'GET', url: '/health/live' })
+  t.equal(stillLive.statusCode, 200, 'still live')
+  // requests that still arrive are answered
+  checkInjected(t, await auth(publicApp, authBody({ urn: freshUrn() })), { status: 200, code: '14', amount: '1250' }, 'decided while draining')
+  deps.lifecycle.shuttingDown = false
+  t.equal((await ready(publicApp)).statusCode, 200, 'ready again')
+})
+
+t.test('not ready while overloaded', async t => {
+  // a heap limit of 1 byte puts the app under pressure from its first sample on
+  const { publicApp } = await buildApp(t, { env: { SHED_HEAP_USED_BYTES: '1' } })
+  const until = Date.now() + 3000
+  while (!publicApp.isUnderPressure() && Date.now() < until) await sleep(10)
+  const res = await publicApp.inject({ method: 'GET', url: '/health/ready' })
+  t.equal(res.statusCode, 503)
+  t.match(res.json(), { status: 'unavailable', reasons: ['overloaded'] })
+  t.equal((await publicApp.inject({ method: 'GET', url: '/health/live' })).statusCode, 200, 'still live')
+})
+
+t.test('a store whose Redis is gone: 503, fast 05s, and recovery without a restart', async t => {
+  const redis = await privateRedis(t)
+  const store = new RedisStore(createRedisClient({ url: redis.url }), { prefix: 'extauth-health:' })
+  await store.connect()
+  t.teardown(async () => { await store.close() })
+  const deadlineMs = 1500
+  const { publicApp, adminApp, logs } = await buildApp(t, { store, env: { DECISION_DEADLINE_MS: String(deadlineMs) } })
+  const a = adminClient(adminApp)
+
+  t.equal((await ready(publicApp)).statusCode, 200, 'ready with Redis up')
+  const urn = freshUrn()
+  await a.customer(urn)
+  await a.credit(urn, 10_000)
+  checkInjected(t, await auth(publicApp, authBody({ urn })), { status: 200, code: '00', amount: '1250' }, 'approved with Redis up')
+
+  await redis.stop()
+  let res = await readyBecomes(publicApp, 503)
+  t.equal(res.statusCode, 503, 'not ready with Redis gone')
+  t.match(res.json(), { status: 'unavailable', reasons: ['store_unreachable'] })
+  t.equal((await publicApp.inject({ method: 'GET', url: '/health/live' })).statusCode, 200, 'still live')
+
+  for (let i = 0; i < 3; i++) {
+    const body = authBody({ urn })
+    const t0 = performance.now()
+    const r = await auth(publicApp, body)
+    const elapsed = performance.now() - t0
+    checkInjected(t, r, { status: 200, code: '05', amount: '1250' }, `request ${i + 1} with Redis gone`)
+    t.ok(elapsed < deadlineMs / 2, `answered well inside the deadline (${Math.round(elapsed)} ms of ${deadlineMs})`)
+    t.match(logs.find(l => l.msg === 'decision' && l.reference === body.transactionReferenceNumber), { code: '05', reason: 'store_error' },
+      'answered on the store error, not by the deadline guard')
+  }
+
+  await redis.restart()
+  res = await readyBecomes(publicApp, 200)
+  t.equal(res.statusCode, 200, 'ready again once Redis is back')
+  // the private Redis keeps nothing across a restart: the customer is set up again
+  checkInjected(t, await auth(publicApp, authBody({ urn })), { status: 200, code: '14', amount: '1250' }, 'decisions reach Redis again')
+  await a.customer(urn)
+  await a.credit(urn, 5000)
+  checkInjected(t, await auth(publicApp, authBody({ urn })), { status: 200, code: '00', amount: '1250' }, 'approved again')
+  t.equal(await a.available(urn), '3750')
+})
