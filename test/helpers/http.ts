@@ -1,7 +1,5 @@
 // Real HTTP against an app of build(t): listen on a free loopback port with an undici pool (closed at
 // teardown), and POST JSON, timing the answer at the client.
-// NOTE: reconstructed from its callers (test/store/concurrency.test.ts, test/store/pause.test.ts) after the
-// original was overwritten by mistake; the original author should check it against what they had.
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
