@@ -1,0 +1,121 @@
+// The prepaid simulator's wallets and the wallet-to-wallet transfer's rules, apart from HTTP and tokens.
+// The transfer's plaintext request is not in the spec; this book reads the shape our adapter sends
+// (messageCode, clientTxnId, requestDateTime, senders[1], receivers[1] with urn or customerId,
+// accountNumber and transactionAmount) and answers with the spec's response fields and codes.
+import { walletCodeDescription } from '../adapters/wallet-codes.js'
+
+export interface SimCustomer {
+  urn: string
+  customerId: string
+  accountNumber: string
+  /** minor units */
+  balance: number
+}
+
+type Body = Record<string, unknown>
+
+interface Leg {
+  urn?: string
+  customerId?: string
+  accountNumber?: string
+  amount?: unknown
+}
+
+export class WalletBook {
+  private readonly byUrn = new Map<string, SimCustomer>()
+  private readonly byCustomerId = new Map<string, SimCustomer>()
+  private readonly done = new Set<string>()
+  private ledgerSeq = 0
+
+  constructor (customers: readonly SimCustomer[] = []) {
+    for (const c of customers) this.add(c)
+  }
+
+  add (c: SimCustomer): void {
+    if (!Number.isSafeInteger(c.balance) || c.balance < 0) throw new Error('customer balance must be a non-negative integer (minor units)')
+    const copy = { ...c }
+    this.byUrn.set(c.urn, copy)
+    this.byCustomerId.set(c.customerId, copy)
+  }
+
+  customer (urn: string): Readonly<SimCustomer> | undefined {
+    return this.byUrn.get(urn)
+  }
+
+  private find (leg: Leg): SimCustomer | undefined {
+    return leg.urn !== undefined ? this.byUrn.get(leg.urn) : this.byCustomerId.get(leg.customerId ?? '')
+  }
+
+  /** The plaintext answer to a decrypted transfer request. */
+  transfer (req: Body, ctx: { clientId: string, bankId: string, responseDateTime: string }): Body {
+    const base: Body = {
+      messageCode: req.messageCode,
+      clientTxnId: req.clientTxnId,
+      clientId: ctx.clientId,
+      bankId: Number(ctx.bankId),
+      responseDateTime: ctx.responseDateTime
+    }
+    const refuse = (code: string): Body => ({ ...base, responseCode: code, responseMessage: walletCodeDescription(code) })
+
+    if (req.messageCode === undefined || req.messageCode === null || String(req.messageCode).trim() === '') return refuse('303193')
+    if (typeof req.clientTxnId !== 'string' || req.clientTxnId === '' || req.clientTxnId.length > 100) return refuse('1093')
+    const when = req.requestDateTime
+    if (when === undefined || when === null || when === '') return refuse('1320')
+    if (String(when).length > 14) return refuse('303178')
+    if (!/^\d{14}$/.test(String(when))) return refuse('1088')
+    if (!Array.isArray(req.senders) || !Array.isArray(req.receivers) || req.senders.length !== 1 || req.receivers.length !== 1) return refuse('1055')
+    const s = leg(req.senders[0])
+    const r = leg(req.receivers[0])
+    if (s === undefined || r === undefined) return refuse('1055')
+    if (s.urn !== undefined && s.customerId !== undefined) return refuse('6917')
+    if (r.urn !== undefined && r.customerId !== undefined) return refuse('6918')
+    if (s.accountNumber === undefined) return refuse('6900')
+    if (r.accountNumber === undefined) return refuse('6901')
+    const amount = s.amount
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) return refuse('6921')
+    if (typeof r.amount !== 'number' || !Number.isSafeInteger(r.amount) || r.amount <= 0) return refuse('6934')
+    if (r.amount !== amount) return refuse('1104')
+    const sender = this.find(s)
+    if (sender === undefined) return refuse(s.urn !== undefined ? '1107' : '6909')
+    const receiver = this.find(r)
+    if (receiver === undefined) return refuse(r.urn !== undefined ? '1110' : '6910')
+    if (sender.accountNumber !== s.accountNumber || receiver.accountNumber !== r.accountNumber) return refuse('6902')
+    if (sender === receiver) return refuse('1081')
+    if (this.done.has(req.clientTxnId)) return refuse('1054')
+    if (sender.balance < amount) return refuse('6919')
+
+    sender.balance -= amount
+    receiver.balance += amount
+    this.done.add(req.clientTxnId)
+    const ledgerTransactionId = 1_000_000_000 + ++this.ledgerSeq
+    const side = (c: SimCustomer): Body => ({
+      urn: c.urn, customerId: c.customerId, ledgerRefNo: 2_000_000_000 + ++this.ledgerSeq, availableBalance: c.balance, transactionAmount: amount
+    })
+    return {
+      ...base,
+      responseCode: '00',
+      responseMessage: walletCodeDescription('00'),
+      urn: sender.urn,
+      customerId: sender.customerId,
+      ledgerTransactionId,
+      transactionAmount: amount,
+      availableBalance: sender.balance,
+      senders: [side(sender)],
+      receivers: [side(receiver)]
+    }
+  }
+}
+
+function leg (v: unknown): Leg | undefined {
+  if (typeof v !== 'object' || v === null) return undefined
+  const o = v as Record<string, unknown>
+  const text = (x: unknown): string | undefined => (typeof x === 'string' && x !== '') ? x : undefined
+  const out: Leg = { amount: o.transactionAmount }
+  const urn = text(o.urn)
+  const customerId = text(o.customerId)
+  const accountNumber = text(o.accountNumber)
+  if (urn !== undefined) out.urn = urn
+  if (customerId !== undefined) out.customerId = customerId
+  if (accountNumber !== undefined) out.accountNumber = accountNumber
+  return out
+}
