@@ -29,10 +29,34 @@ export interface AppDeps {
   lifecycle: { shuttingDown: boolean }
 }
 
+/**
+ * Once the process is stopping, every answer closes its connection. close() only closes the keep-alive
+ * connections idle at that moment; one busy with a request in flight would stay open after its answer
+ * until the client let go (keepAliveTimeout, 72 s), holding the exit past GRACE_MS (exit code 1).
+ */
+function closeConnectionsWhenStopping (app: FastifyInstance, lifecycle: { shuttingDown: boolean }): void {
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (lifecycle.shuttingDown) reply.header('connection', 'close')
+    done(null, payload)
+  })
+}
+
 export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   const { config, metrics } = deps
   const clock = deps.clock ?? Date.now
   const answerCtx = { timezone: config.timezone, defaultCurrency: config.defaultCurrency, clock }
+  // one warning a second at most while shedding: a line per shed request would add to the overload
+  let shedSince = 0
+  let shedCount = 0
+  const noteShed = (cause: string): void => {
+    shedCount++
+    const now = Date.now()
+    if (now - shedSince >= 1000) {
+      deps.logger.warn({ cause, shed: shedCount }, 'overloaded: answering 05 without a decision')
+      shedSince = now
+      shedCount = 0
+    }
+  }
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // one log line per decision, written by the route, instead of Fastify's two per request
@@ -44,6 +68,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error'
   })
+  closeConnectionsWhenStopping(app, deps.lifecycle)
 
   await app.register(underPressure, {
     ...(config.shedEventLoopDelayMs > 0 ? { maxEventLoopDelay: config.shedEventLoopDelayMs } : {}),
@@ -55,6 +80,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
       // only the decision route is shed; health and other routes go on (readiness reports the pressure)
       if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return undefined
       metrics.shed.inc({ cause: String(type) })
+      noteShed(String(type))
       reply.code(200)
       // a returned value is sent as the answer and the request goes no further (under-pressure's contract)
       return answerFor('05', undefined, answerCtx) as unknown as undefined
@@ -91,6 +117,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
 
 export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 64 * 1024 })
+  closeConnectionsWhenStopping(app, deps.lifecycle)
   // `curl -H 'content-type: application/json' -X POST .../rules/reload` sends no body: take it as none
   const jsonParser = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')

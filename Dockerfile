@@ -1,0 +1,39 @@
+# syntax=docker/dockerfile:1
+# extauth image: TypeScript compiled in a build stage, run from dist/ with production dependencies only.
+# Node 22 (LTS): the project's engines field asks for >= 20.18.1, and Node 20 is past its end of life.
+ARG NODE_IMAGE=node:22-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# A separate stage so the runtime layer holds no compiler, test runner or other dev dependency.
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    ADMIN_PORT=8081 \
+    RULES_DIR=/app/rules
+WORKDIR /app
+# Owned by root and not writable by the process: the service never writes to its own files.
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY rules ./rules
+USER node
+# 8080: the platform's endpoint and health; 8081: admin API and metrics (keep it off public networks).
+EXPOSE 8080 8081
+# slim images have no curl; Node's own fetch asks the liveness route on PORT.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || '8080') + '/health/live', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/server.js"]
