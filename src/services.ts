@@ -9,6 +9,7 @@ import { RedisStore, createRedisClient } from './store/redis.js'
 import { RulesManager } from './rules/manager.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { Compensator } from './decision/compensator.js'
+import { redactingChild } from './logger.js'
 import { createGatewayAdapter } from './adapters/gateway.js'
 import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
 import { createPrepaidAdapter } from './adapters/prepaid.js'
@@ -55,9 +56,9 @@ export async function createServices (config: Config, log: Logger, opts: { store
   const compensator = new Compensator(store, log, metrics)
   const lifecycle = { shuttingDown: false }
   const a = config.adapters
-  const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, { logger: log }) : undefined
-  const risk = a.risk !== undefined ? createRiskAdapter(a.risk, { logger: log }) : undefined
-  const prepaid = a.prepaid !== undefined ? createPrepaidAdapter(a.prepaid, { logger: log }) : undefined
+  const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, { logger: redactingChild(log, { party: 'gateway' }) }) : undefined
+  const risk = a.risk !== undefined ? createRiskAdapter(a.risk, { logger: redactingChild(log, { party: 'risk' }) }) : undefined
+  const prepaid = a.prepaid !== undefined ? createPrepaidAdapter(a.prepaid, { logger: redactingChild(log, { party: 'prepaid' }) }) : undefined
   return {
     config,
     store,

@@ -57,10 +57,20 @@ export function assertTimeZone (timeZone: string): void {
 
 const pad2 = (n: number): string => (n < 10 ? '0' : '') + String(n)
 
+// Every answer carries the time to the second: format each second once, not each answer.
+let lastSecond = Number.NaN
+let lastZone = ''
+let lastText = ''
+
 /** YYYYMMDDHHMMSS, 24-hour, in the zone (the answer's responseDateTime). */
 export function formatDateTime14 (epochMs: number, timeZone: string): string {
+  const second = Math.floor(epochMs / 1000)
+  if (second === lastSecond && timeZone === lastZone) return lastText
   const p = zonedParts(epochMs, timeZone)
-  return String(p.year).padStart(4, '0') + pad2(p.month) + pad2(p.day) + pad2(p.hour) + pad2(p.minute) + pad2(p.second)
+  lastText = String(p.year).padStart(4, '0') + pad2(p.month) + pad2(p.day) + pad2(p.hour) + pad2(p.minute) + pad2(p.second)
+  lastSecond = second
+  lastZone = timeZone
+  return lastText
 }
 
 /**
