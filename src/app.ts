@@ -23,7 +23,7 @@ export interface AppDeps {
   compensator: Compensator
   risk?: RiskLookup
   clock?: () => number
-  /** the card-lifecycle services of the configured adapters (contract §7) */
+  /** the card-lifecycle services of the configured adapters (README "Card lifecycle API") */
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
@@ -116,7 +116,13 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
 }
 
 export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 64 * 1024 })
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 64 * 1024,
+    // an unknown field in an admin body is a mistake to report, not to drop silently
+    ajv: { customOptions: { removeAdditional: false } }
+  })
   closeConnectionsWhenStopping(app, deps.lifecycle)
   // `curl -H 'content-type: application/json' -X POST .../rules/reload` sends no body: take it as none
   const jsonParser = app.getDefaultJsonParser('error', 'error')

@@ -1,4 +1,4 @@
-// Configuration from the environment (contract §2), validated once at start-up. A bad value stops the
+// Configuration from the environment (README "Configuration"), validated once at start-up. A bad value stops the
 // process with one line naming the variable; secrets never appear in that line.
 import { cleanEnv, str, port, bool, makeValidator, type ReporterOptions } from 'envalid'
 import ipaddr from 'ipaddr.js'

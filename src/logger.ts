@@ -14,9 +14,14 @@ const TOP_LEVEL_PATHS = [
 
 export function createLogger (level: string, stream?: DestinationStream): Logger {
   const opts = { level, base: { service: 'extauth' }, redact: { paths: TOP_LEVEL_PATHS, censor: REDACT_CENSOR } }
+  if (stream !== undefined) return pino(opts, stream)
   // stdout through a buffered asynchronous writer: one log line per decision must not cost a syscall each;
   // pino flushes it on exit
-  return pino(opts, stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }))
+  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  // A quiet process must not hold its lines (extauth ready, Redis unreachable, shutting down) until 4 KiB
+  // more arrive, nor lose them to a SIGKILL: flush at least every second.
+  setInterval(() => { try { dest.flush() } catch {} }, 1000).unref()
+  return pino(opts, dest)
 }
 
 /** A child logger that censors the secret keys down to three levels deep, for third-party payloads. */

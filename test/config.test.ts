@@ -1,4 +1,4 @@
-// Configuration from the environment (contract §2): required variables, refused values naming the
+// Configuration from the environment (README "Configuration"): required variables, refused values naming the
 // variable, the defaults; and the real server refusing to start on a bad value with one stderr line.
 import { spawn } from 'node:child_process'
 import t from 'tap'
@@ -102,7 +102,7 @@ t.test('a refusal does not repeat a secret it was given', async t => {
   t.notMatch(missing?.message, /consumer-key-secret-1/, 'nor is the consumer key')
 })
 
-t.test('the defaults of contract §2', async t => {
+t.test('the defaults of README "Configuration"', async t => {
   const c = loadConfig({ ...REQUIRED })
   t.match(c, {
     consumerKey: REQUIRED.EXTAUTH_CONSUMER_KEY,

@@ -1,4 +1,4 @@
-// Adapter options from the environment (contract §2). A party is configured when its URL is set; then
+// Adapter options from the environment (README "Configuration"). A party is configured when its URL is set; then
 // its other variables are required and checked here, once, with the variable named in the error.
 // Variables beyond the contract (timeouts, paths, the cancellation action) are optional refinements.
 import { AdapterConfigError } from './errors.js'

@@ -1,4 +1,4 @@
-// The decision pipeline (contract §3): idempotency → customer/card state → stateless rules → risk (when a
+// The decision pipeline (README "The decision"): idempotency → customer/card state → stateless rules → risk (when a
 // rule needs it) → funds and limits, the store's part being one atomic step. It never answers by itself
 // after the deadline: the route's guard does, and aborts `signal`, upon which a decision that may have been
 // committed is compensated.
@@ -54,7 +54,7 @@ export interface DecideContext {
 /** Leaves the store this much of the budget, so a risk call cannot eat the whole deadline. */
 const STORE_RESERVE_MS = 50
 
-/** Same reference with another debit amount or card is a conflict (contract §3). */
+/** Same reference with another debit amount or card is a conflict (README "The decision"). */
 export function fingerprintOf (debitAmount: number, last4: string): string {
   return createHash('sha256').update(`${debitAmount}|${last4}`).digest('base64url').slice(0, 22)
 }

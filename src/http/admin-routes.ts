@@ -1,4 +1,4 @@
-// The admin listener's API (contract §5): customers, cards, money, decisions, reversals, rules. Errors are
+// The admin listener's API (README "Admin API"): customers, cards, money, decisions, reversals, rules. Errors are
 // JSON {error, message} with a stable error code.
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { StoreRejection } from '../errors.js'

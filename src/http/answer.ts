@@ -1,4 +1,4 @@
-// The one answer shape of POST /api/v1/externalAuth, for every outcome including errors (contract §3).
+// The one answer shape of POST /api/v1/externalAuth, for every outcome including errors (README "The decision").
 import { RESPONSE_CODES, type ResponseCode } from '../decision/request.js'
 import { formatDateTime14 } from '../time.js'
 

@@ -1,5 +1,5 @@
 // Who may call the public listener: the source-IP allowlist and the platform's headers (spec
-// "Authentication" 9; contract §2).
+// "Authentication" 9; README "Configuration").
 import { createHash, timingSafeEqual } from 'node:crypto'
 import ipaddr from 'ipaddr.js'
 import type { CidrList } from '../config.js'

@@ -1,4 +1,4 @@
-// The card-lifecycle API on the admin listener (contract §7). Business outcomes (including an upstream's
+// The card-lifecycle API on the admin listener (README "Card lifecycle API"). Business outcomes (including an upstream's
 // decline) answer 200 with a status word; an upstream that could not be heard answers 502 with status
 // FAILED and `retryable`; nothing in the store changed then.
 import type { FastifyInstance } from 'fastify'

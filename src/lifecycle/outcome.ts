@@ -1,5 +1,5 @@
 // What every card-lifecycle call answers: a status word, the upstream's code and description, and for a
-// failure whether the same call may be repeated (contract §7).
+// failure whether the same call may be repeated (README "Card lifecycle API").
 import type { Failed } from '../adapters/result.js'
 import type { LifecycleKind, Store } from '../store/types.js'
 

@@ -1,4 +1,4 @@
-// Builds the facts rules are evaluated against from one request (contract §4). Built once per request.
+// Builds the facts rules are evaluated against from one request (README "Rules"). Built once per request.
 import type { AuthRequest } from '../decision/request.js'
 import { zonedParts } from '../time.js'
 import { REQUEST_STRING_FIELDS } from './fields.js'

@@ -31,7 +31,7 @@ export const FIELDS: Readonly<Record<string, FieldKind>> = Object.freeze({
   orignialRrn: 'string',
   billingCurrency: 'digits',
   entityId: 'string',
-  // derived; fee and billingAmount replace the request's strings with integers (contract §4)
+  // derived; fee and billingAmount replace the request's strings with integers (README "Rules")
   amount: 'integer',
   billingAmount: 'integer',
   fee: 'integer',

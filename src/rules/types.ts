@@ -6,7 +6,7 @@ import type { ResponseCode } from '../decision/request.js'
 export type FactValue = string | number | boolean | undefined
 
 /**
- * Facts a rule can name (contract §4): every request field by name (strings as sent), `amount`,
+ * Facts a rule can name (README "Rules"): every request field by name (strings as sent), `amount`,
  * `billingAmount`, `fee`, `debitAmount` (integers, minor units), `crossBorder`, `hour`, `dayOfWeek` (in
  * TIMEZONE), and `risk.ruleRating`, `risk.ruleSuggestion`, `risk.stepUp`, `risk.available`.
  */

@@ -134,7 +134,7 @@ export interface ReversalResult {
   available: number
 }
 
-/** Card-lifecycle operations kept by the caller's reference (contract §7). */
+/** Card-lifecycle operations kept by the caller's reference (README "Card lifecycle API"). */
 export type LifecycleKind = 'load' | 'transfer' | 'preauth'
 
 export interface Store {
@@ -163,7 +163,7 @@ export interface Store {
   close (): Promise<void>
 }
 
-/** Decisions are kept at least 7 days (contract §3); a day more covers clock skew between instances. */
+/** Decisions are kept at least 7 days (README "The decision"); a day more covers clock skew between instances. */
 export const DECISION_TTL_SECONDS = 8 * 24 * 3600
 /** Lifecycle records (loads, transfers, pre-auths) are kept 30 days after their last change. */
 export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600

@@ -23,7 +23,7 @@ const shedCounts = new WeakMap<FastifyInstance, () => Promise<number>>()
  * go out when the app is not under pressure, and one the app counts as shed is sent again (see auth()).
  */
 export async function buildApp (t: Teardown, opts: BuildOptions = {}): Promise<Built> {
-  const b = await build(t, { ...opts, env: { SHED_EVENT_LOOP_DELAY_MS: '60000', ...opts.env } })
+  const b = await build(t, opts)
   shedCounts.set(b.publicApp, async () => (await b.deps.metrics.shed.get()).values.reduce((sum, v) => sum + v.value, 0))
   return b
 }
@@ -82,7 +82,7 @@ export interface Expect {
 
 type Asserts = Pick<TAP, 'equal' | 'same' | 'match'>
 
-/** Checks the one answer shape of the contract (§3) and returns the parsed answer. */
+/** Checks the one answer shape of the (README "The decision") and returns the parsed answer. */
 export function checkAnswer (t: Asserts, status: number, contentType: unknown, text: string, want: Expect, label = ''): Answer {
   const p = label === '' ? '' : `${label}: `
   t.equal(status, want.status, `${p}HTTP ${want.status}`)

@@ -18,6 +18,8 @@ export interface Sample {
    * NaN when it never left the client's queue.
    */
   wireMs: number
+  /** performance.now() when the request's bytes went onto the socket; NaN when they never did */
+  wireAt: number
   status: number
   /** responseCode of the answer ('' when none) */
   code: string
@@ -52,9 +54,11 @@ export async function postAuth (pool: Pool, body: Record<string, unknown>, opts:
   const seq = String(++loadSeq)
   const headers = { ...(opts.headers ?? platformHeaders()), 'x-load-seq': seq }
   const sentAt = performance.now()
+  let onWireAt = NaN
   const wire = (end: number): number => {
     const w = wireAt.get(seq)
     wireAt.delete(seq)
+    onWireAt = w ?? NaN
     return w === undefined ? NaN : end - w
   }
   try {
@@ -69,11 +73,13 @@ export async function postAuth (pool: Pool, body: Record<string, unknown>, opts:
     const end = performance.now()
     let parsed: Record<string, unknown> | null = null
     try { parsed = JSON.parse(text) as Record<string, unknown> } catch {}
-    return { sentAt, ms: end - sentAt, wireMs: wire(end), status: res.statusCode, code: typeof parsed?.responseCode === 'string' ? parsed.responseCode : '', body: parsed, sent: body }
+    const wireMs = wire(end)
+    return { sentAt, ms: end - sentAt, wireMs, wireAt: onWireAt, status: res.statusCode, code: typeof parsed?.responseCode === 'string' ? parsed.responseCode : '', body: parsed, sent: body }
   } catch (err) {
     const end = performance.now()
     const e = err as Error & { code?: string }
-    return { sentAt, ms: end - sentAt, wireMs: wire(end), status: 0, code: '', body: null, sent: body, error: err instanceof DOMException ? err.name : (e.code ?? e.message) }
+    const wireMs = wire(end)
+    return { sentAt, ms: end - sentAt, wireMs, wireAt: onWireAt, status: 0, code: '', body: null, sent: body, error: err instanceof DOMException ? err.name : (e.code ?? e.message) }
   }
 }
 

@@ -118,6 +118,7 @@ export async function startServer (t: Teardown | null, opts: ServerProcessOption
     return await new Promise((resolve, reject) => {
       const w = { pred, resolve: (l: Record<string, unknown>) => { clearTimeout(timer); resolve(l) } }
       const timer = setTimeout(() => { waiters.delete(w); reject(new Error(`log line not seen within ${timeoutMs} ms`)) }, timeoutMs)
+      timer.unref()
       waiters.add(w)
       exited.then(() => {
         if (!waiters.has(w)) return
@@ -144,13 +145,17 @@ export async function startServer (t: Teardown | null, opts: ServerProcessOption
   t?.teardown(async () => { await kill() })
 
   try {
+    // ready: the 'extauth ready' line, or both listeners answering (log lines may sit in the process's
+    // output buffer for a moment, and below LOG_LEVEL info the line is not written at all)
     const timeoutMs = opts.readyTimeoutMs ?? 30_000
-    if (['warn', 'error', 'fatal', 'silent'].includes(env.LOG_LEVEL ?? '')) {
-      // 'extauth ready' is an info line: below that level, the listeners answering say the same
-      await waitForHttp(`http://127.0.0.1:${env.ADMIN_TOKEN === '' ? port : adminPort}${env.ADMIN_TOKEN === '' ? '/health/live' : '/metrics'}`, timeoutMs, exited)
-    } else {
-      await waitForLog((l) => l.msg === 'extauth ready', timeoutMs)
-    }
+    const listening = (async () => {
+      await waitForHttp(`http://127.0.0.1:${port}/health/live`, timeoutMs, exited)
+      if (env.ADMIN_TOKEN !== '') await waitForHttp(`http://127.0.0.1:${adminPort}/metrics`, timeoutMs, exited)
+    })()
+    const logged = waitForLog((l) => l.msg === 'extauth ready', timeoutMs)
+    logged.catch(() => {})
+    listening.catch(() => {})
+    await Promise.race([logged, listening])
   } catch (err) {
     await kill()
     throw err

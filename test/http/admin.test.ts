@@ -1,4 +1,4 @@
-// The admin listener (contract §5): bearer token on every route but /metrics, customers and cards,
+// The admin listener (README "Admin API"): bearer token on every route but /metrics, customers and cards,
 // idempotent credits and debits, decisions and reversals, the rule set and its reload. The money-moving
 // routes run on the memory store and on a real Redis.
 import { writeFile } from 'node:fs/promises'
@@ -302,4 +302,13 @@ t.test('the rule set: GET and reload', async t => {
   t.same(now.rules.map(r => r.id), ['block-gambling', 'block-grocery'], 'files in name order')
   checkInjected(t, await auth(publicApp, authBody({ urn, mcc: '5411' })), { status: 200, code: '34', amount: '1250' }, 'the new rule declines')
   checkInjected(t, await auth(publicApp, authBody({ urn, mcc: '7995' })), { status: 200, code: '05', amount: '1250' }, 'the old one still does')
+})
+
+t.test('an unknown field in an admin body is refused, not dropped', async (t) => {
+  const { adminApp } = await buildApp(t)
+  const res = await adminApp.inject({ method: 'PUT', url: '/admin/v1/customers/UNKNOWNFIELD', headers: adminHeaders, payload: { status: 'ACTIVE', stauts: 'BLOCKED' } })
+  t.equal(res.statusCode, 400)
+  t.equal(res.json().error, 'VALIDATION')
+  const get = await adminApp.inject({ method: 'GET', url: '/admin/v1/customers/UNKNOWNFIELD', headers: adminHeaders })
+  t.equal(get.statusCode, 404, 'nothing was created')
 })

@@ -1,4 +1,4 @@
-// POST /api/v1/externalAuth through app.inject (contract §3): caller checks, body validation, every
+// POST /api/v1/externalAuth through app.inject (README "The decision"): caller checks, body validation, every
 // decision row on the memory store and on a real Redis, idempotency, a rule decline, store errors, the
 // deadline guard, and the decision log line.
 import { performance } from 'node:perf_hooks'

@@ -1,4 +1,4 @@
-// Liveness and readiness (contract §1, §6): ready while the store answers and the process is not shutting
+// Liveness and readiness (README "Operating it"): ready while the store answers and the process is not shutting
 // down; with the store's Redis gone, readiness turns 503 and decisions answer 05 at once, and both recover
 // when Redis is back, without a restart.
 import { performance } from 'node:perf_hooks'

@@ -1,4 +1,4 @@
-// The public listener over real HTTP on 127.0.0.1 (contract §1, §3): decisions, refusals and bad bodies as
+// The public listener over real HTTP on 127.0.0.1 (README "The decision"): decisions, refusals and bad bodies as
 // the platform's client sees them, the deadline, the source address behind a proxy, and what the public
 // listener does not serve.
 import type { AddressInfo } from 'node:net'

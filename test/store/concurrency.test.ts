@@ -1,7 +1,7 @@
 // Money under concurrency, over real HTTP on a real Redis: funds and limits can never be passed together,
 // and a reference sent many times at once is debited once.
 import t from 'tap'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from '../helpers/app.js'
@@ -64,6 +64,7 @@ t.test('duplicate storm: every reference 3 times at once, debited once, identica
 
 t.test('a count limit under concurrency: N allowed, 10·N concurrent, exactly N approved', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'extauth-rules-'))
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
   const N = 5
   await writeFile(join(dir, '10-limit.json'), JSON.stringify({
     rules: [{ id: 'pos-count', description: 'at most N POS transactions an hour', when: { channel: { eq: 'POS' } }, limit: { measure: 'count', per: 'urn', window: '1h', max: N }, then: { decline: '65' } }]

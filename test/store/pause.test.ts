@@ -1,7 +1,7 @@
 // Redis paused past the deadline, on a redis-server of the test's own: every answer is a 05 on time, and
 // after Redis resumes no debit and no limit counter remains for those transactions.
 import t from 'tap'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from '../helpers/app.js'
@@ -18,6 +18,7 @@ t.test('CLIENT PAUSE past the deadline', async (t) => {
   await store.connect()
   t.teardown(async () => { await store.close() })
   const dir = await mkdtemp(join(tmpdir(), 'extauth-rules-'))
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
   const K = 20
   await writeFile(join(dir, '10-limit.json'), JSON.stringify({
     rules: [{ id: 'count', when: { channel: { eq: 'POS' } }, limit: { measure: 'count', per: 'urn', window: '1h', max: K }, then: { decline: '65' } }]

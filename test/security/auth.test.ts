@@ -1,0 +1,128 @@
+// The consumer key and the admin token are compared in constant time. Timing is not measured (a shared
+// machine cannot tell); the code path is: every check, right, wrong, of another length or missing, goes
+// through constantTimeEqual, which compares two SHA-256 digests of equal length with crypto.timingSafeEqual.
+// And the admin API is not on the public listener at all.
+import t, { type TAP } from 'tap'
+import Fastify from 'fastify'
+import { timingSafeEqual as realTimingSafeEqual } from 'node:crypto'
+import * as crypto from 'node:crypto'
+import { constantTimeEqual } from '../../src/http/caller-checks.js'
+import * as callerChecks from '../../src/http/caller-checks.js'
+import type { adminRoutes as AdminRoutes } from '../../src/http/admin-routes.js'
+import { MemoryStore } from '../../src/store/memory.js'
+import { build } from '../helpers/app.js'
+import { ADMIN_TOKEN, BANK_ID, CLIENT_ID, CONSUMER_KEY, adminHeaders, authBody, platformHeaders } from '../helpers/config.js'
+
+t.test('constantTimeEqual: equal, unequal, other lengths, empty, unicode; never throws', async (t) => {
+  t.equal(constantTimeEqual(CONSUMER_KEY, CONSUMER_KEY), true)
+  t.equal(constantTimeEqual(CONSUMER_KEY, CONSUMER_KEY.slice(0, -1) + 'X'), false, 'same length, last character differs')
+  t.equal(constantTimeEqual(CONSUMER_KEY, 'X' + CONSUMER_KEY.slice(1)), false, 'same length, first character differs')
+  t.equal(constantTimeEqual(CONSUMER_KEY, CONSUMER_KEY + 'x'), false, 'longer')
+  t.equal(constantTimeEqual(CONSUMER_KEY, CONSUMER_KEY.slice(0, 3)), false, 'a prefix')
+  t.equal(constantTimeEqual('', CONSUMER_KEY), false, 'empty against the key')
+  t.equal(constantTimeEqual('', ''), true, 'empty against empty (callers refuse an empty credential themselves)')
+  t.equal(constantTimeEqual('ключ-🔑', 'ключ-🔑'), true, 'unicode')
+  t.equal(constantTimeEqual('ключ-🔑', 'ключ-🔒'), false)
+  t.doesNotThrow(() => constantTimeEqual('a'.repeat(100_000), 'b'), 'very different lengths do not throw (timingSafeEqual would)')
+})
+
+/** caller-checks.ts loaded with a crypto whose timingSafeEqual records its calls. */
+async function spiedCallerChecks (t: Pick<TAP, 'mockImport'>): Promise<{ mod: typeof callerChecks, calls: Array<[number, number]> }> {
+  const calls: Array<[number, number]> = []
+  const mod = await t.mockImport<typeof callerChecks>('../../src/http/caller-checks.js', {
+    'node:crypto': {
+      ...crypto,
+      timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+        calls.push([a.byteLength, b.byteLength])
+        return realTimingSafeEqual(a, b)
+      }
+    }
+  })
+  return { mod, calls }
+}
+
+t.test('the consumer key: every outcome goes through one digest comparison', async (t) => {
+  const { mod, calls } = await spiedCallerChecks(t)
+  const want = { consumerKey: CONSUMER_KEY, clientId: CLIENT_ID, bankId: BANK_ID, entityIds: [] }
+  const cases: Array<[string, Record<string, string | string[] | undefined>, string | null]> = [
+    ['right key', { 'x-consumer-custom-id': CONSUMER_KEY, clientid: CLIENT_ID, bankid: BANK_ID }, null],
+    ['wrong key of the same length', { 'x-consumer-custom-id': CONSUMER_KEY.replace(/.$/, '#'), clientid: CLIENT_ID, bankid: BANK_ID }, 'X-Consumer-Custom-ID'],
+    ['wrong key of another length', { 'x-consumer-custom-id': 'short', clientid: CLIENT_ID, bankid: BANK_ID }, 'X-Consumer-Custom-ID'],
+    ['missing header', { clientid: CLIENT_ID, bankid: BANK_ID }, 'X-Consumer-Custom-ID'],
+    ['empty header', { 'x-consumer-custom-id': '', clientid: CLIENT_ID, bankid: BANK_ID }, 'X-Consumer-Custom-ID'],
+    ['header twice', { 'x-consumer-custom-id': [CONSUMER_KEY, CONSUMER_KEY], clientid: CLIENT_ID, bankid: BANK_ID }, 'X-Consumer-Custom-ID']
+  ]
+  for (const [label, headers, failed] of cases) {
+    calls.length = 0
+    t.equal(mod.failedHeader(headers, want), failed, `${label}: ${failed ?? 'accepted'}`)
+    t.same(calls, [[32, 32]], `${label}: one timingSafeEqual over two 32-byte digests`)
+  }
+})
+
+t.test('the admin token: right, wrong, other length, missing, other scheme: one digest comparison each', async (t) => {
+  const { mod: spiedChecks, calls } = await spiedCallerChecks(t)
+  const seen: Array<[string, string]> = []
+  const { adminRoutes } = await t.mockImport<{ adminRoutes: typeof AdminRoutes }>('../../src/http/admin-routes.js', {
+    '../../src/http/caller-checks.js': {
+      ...spiedChecks,
+      constantTimeEqual: (a: string, b: string) => { seen.push([a, b]); return spiedChecks.constantTimeEqual(a, b) }
+    }
+  })
+  const app = Fastify()
+  const rules = { current: () => { throw new Error('not used') }, reload: async () => { throw new Error('not used') }, loadedAt: () => null }
+  await app.register(async (scope) => { await adminRoutes(scope, { token: ADMIN_TOKEN, store: new MemoryStore(), rules }) })
+  t.teardown(async () => { await app.close() })
+  const cases: Array<[string, string | undefined, number]> = [
+    ['right token', `Bearer ${ADMIN_TOKEN}`, 404],
+    ['wrong token of the same length', `Bearer ${ADMIN_TOKEN.replace(/^./, '#')}`, 401],
+    ['wrong token of another length', 'Bearer x', 401],
+    ['missing header', undefined, 401],
+    ['empty bearer', 'Bearer ', 401],
+    ['other scheme', `Basic ${ADMIN_TOKEN}`, 401]
+  ]
+  for (const [label, authorization, status] of cases) {
+    seen.length = 0
+    calls.length = 0
+    const res = await app.inject({ method: 'GET', url: '/admin/v1/customers/NOBODY', headers: authorization === undefined ? {} : { authorization } })
+    t.equal(res.statusCode, status, `${label}: ${status}`)
+    t.equal(seen.length, 1, `${label}: constantTimeEqual called once`)
+    t.equal(seen[0]?.[1], ADMIN_TOKEN, `${label}: against the configured token`)
+    t.same(calls, [[32, 32]], `${label}: one timingSafeEqual over two 32-byte digests`)
+  }
+})
+
+t.test('the admin API, the card-lifecycle API and the metrics are not on the public listener', async (t) => {
+  const { publicApp, adminApp } = await build(t, { env: { SHED_EVENT_LOOP_DELAY_MS: '0' } })
+  const routes: Array<['GET' | 'PUT' | 'POST', string, unknown]> = [
+    ['PUT', '/admin/v1/customers/U1', {}],
+    ['PUT', '/admin/v1/customers/U1/cards/1234', { status: 'ACTIVE' }],
+    ['POST', '/admin/v1/customers/U1/credits', { amount: '100', reference: 'r1' }],
+    ['POST', '/admin/v1/customers/U1/debits', { amount: '100', reference: 'r2' }],
+    ['GET', '/admin/v1/customers/U1', undefined],
+    ['GET', '/admin/v1/customers/U1/decisions/R1', undefined],
+    ['POST', '/admin/v1/customers/U1/decisions/R1/reversal', {}],
+    ['GET', '/admin/v1/rules', undefined],
+    ['POST', '/admin/v1/rules/reload', {}],
+    ['GET', '/metrics', undefined],
+    ['POST', '/v1/loads', {}],
+    ['GET', '/v1/loads/R1', undefined],
+    ['POST', '/v1/loads/R1/otp', { otp: '123456' }],
+    ['POST', '/v1/loads/R1/otp/resend', {}],
+    ['POST', '/v1/preauths/1/capture', {}],
+    ['POST', '/v1/preauths/1/cancel', {}],
+    ['POST', '/v1/transfers', {}],
+    ['GET', '/v1/transfers/T1', undefined],
+    ['POST', '/v1/risk/analyse', {}]
+  ]
+  for (const [method, url, body] of routes) {
+    const opts = { method, url, headers: adminHeaders, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) }
+    const pub = await publicApp.inject(opts)
+    t.match({ status: pub.statusCode, body: pub.json() }, { status: 404, body: { error: 'NOT_FOUND', message: 'no such route' } }, `public ${method} ${url}: no such route, even with the admin token`)
+    // and the route does exist on the admin listener (so the 404 above is about the listener)
+    const adm = await adminApp.inject(opts)
+    t.notMatch(adm.body, /no such route/, `admin ${method} ${url}: routed (${adm.statusCode})`)
+  }
+  // the decision route is not on the admin listener either
+  const res = await adminApp.inject({ method: 'POST', url: '/api/v1/externalAuth', headers: { ...platformHeaders(), authorization: `Bearer ${ADMIN_TOKEN}` }, payload: JSON.stringify(authBody()) })
+  t.equal(res.statusCode, 404, 'POST /api/v1/externalAuth on the admin listener: 404')
+})
