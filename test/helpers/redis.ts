@@ -1,13 +1,16 @@
 // Redis for tests: the machine's server on 127.0.0.1:6379 with a key prefix of the test's own (deleted
 // afterwards), or a private redis-server on a free port for tests that pause, kill or restart it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
+import { deleteByPrefix } from '../../scripts/lib/redis-keys.js'
+import { freePort } from '../../scripts/lib/free-port.js'
+
+export { deleteByPrefix, freePort }
 
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -15,21 +18,6 @@ interface Teardown { teardown: (fn: () => unknown) => void }
 
 export function uniquePrefix (): string {
   return `extauth-test:${randomBytes(6).toString('hex')}:`
-}
-
-export async function deleteByPrefix (url: string, prefix: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 })
-  try {
-    await r.connect()
-    let cursor = '0'
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-      cursor = next
-      if (keys.length > 0) await r.del(...keys)
-    } while (cursor !== '0')
-  } finally {
-    r.disconnect()
-  }
 }
 
 /** A RedisStore on the shared server with a fresh prefix; its keys are deleted at teardown. */
@@ -42,17 +30,6 @@ export async function sharedRedisStore (t: Teardown, url = SHARED_REDIS_URL): Pr
     await deleteByPrefix(url, prefix)
   })
   return store
-}
-
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address()
-      s.close(() => { resolve(typeof addr === 'object' && addr !== null ? addr.port : 0) })
-    })
-  })
 }
 
 export interface PrivateRedis {

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { build } from '../helpers/app.js'
 import { ADMIN_TOKEN, BANK_ID, CLIENT_ID, CONSUMER_KEY, authBody } from '../helpers/config.js'
 import { listenApp } from '../helpers/load.js'
+import { seededRandom } from '../../src/sim/prng.js'
 
 const SEED = process.env.TEST_SEED !== undefined ? Number(process.env.TEST_SEED) : Math.floor(Math.random() * 2 ** 31)
 const CASES = Number(process.env.HOSTILE_CASES ?? 10_000)
@@ -24,16 +25,6 @@ const CODES: Record<string, string> = {
 }
 const ANSWER_KEYS = ['currencyCode', 'responseCode', 'responseDateTime', 'responseDescription', 'transactionAmount']
 
-/** mulberry32: small, fast, good enough to pick cases; the same seed gives the same cases. */
-function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Case {
   kind: string
@@ -46,7 +37,7 @@ const FIELDS = ['customerId', 'urn', 'merchantName', 'terminalId', 'mcc', 'syste
   'orignialRrn', 'billingCurrency', 'billingAmount', 'entityId']
 
 function generator (seed: number): () => Case {
-  const r = rng(seed)
+  const r = seededRandom(seed)
   const int = (n: number): number => Math.floor(r() * n)
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T
   let n = 0

@@ -31,6 +31,15 @@ const fastTimeouts = (config: Config): void => {
   }
 }
 
+type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number, body: Record<string, unknown> }>
+
+/** The simulators, extauth on a memory store (or `store`) pointed at them, and a client of its admin listener. */
+async function setup (t: Teardown, simOpts: Parameters<typeof startSims>[1] = {}, store: Store = new MemoryStore()): Promise<{ sims: Awaited<ReturnType<typeof startSims>>, store: Store, call: Call }> {
+  const sims = await startSims(t, simOpts)
+  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
+  return { sims, store, call: await client(t, adminApp) }
+}
+
 const CARD = { pan: '4111111111111111', expDate: '122030', cvd2: '123', nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001' }
 let n = 0
 const ref = (p: string): string => `${p}${process.pid}x${++n}`
@@ -41,10 +50,7 @@ async function customer (store: Store, urn: string, balance = 0): Promise<void> 
 }
 
 t.test('a load: OTP sent, a wrong OTP, the right one, credited once', async (t) => {
-  const sims = await startSims(t)
-  const store = new MemoryStore()
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, store, call } = await setup(t)
   const urn = ref('L')
   await customer(store, urn)
   const mref = ref('MR')
@@ -69,10 +75,7 @@ t.test('a load: OTP sent, a wrong OTP, the right one, credited once', async (t) 
 t.test('OTP expired, resent, exhausted; a gateway decline', async (t) => {
   const clock = manualClock()
   let otp = 100000
-  const sims = await startSims(t, { gateway: { now: clock.now, otpGenerator: () => String(++otp), validityPeriodMin: 5, verifyMax: 3, issuer: (v) => v.amount === 9999 ? '51' : '00' } })
-  const store = new MemoryStore()
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, store, call } = await setup(t, { gateway: { now: clock.now, otpGenerator: () => String(++otp), validityPeriodMin: 5, verifyMax: 3, issuer: (v) => v.amount === 9999 ? '51' : '00' } })
   const urn = ref('L')
   await customer(store, urn)
 
@@ -99,10 +102,7 @@ t.test('OTP expired, resent, exhausted; a gateway decline', async (t) => {
 })
 
 t.test('an upstream timeout changes nothing; the retry completes', async (t) => {
-  const sims = await startSims(t)
-  const store = new MemoryStore()
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, store, call } = await setup(t)
   const urn = ref('L')
   await customer(store, urn)
   const mref = ref('MR')
@@ -121,10 +121,7 @@ t.test('an upstream timeout changes nothing; the retry completes', async (t) => 
 })
 
 t.test('the gateway authorized but its answer was lost: the retry credits once', async (t) => {
-  const sims = await startSims(t)
-  const store = new MemoryStore()
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, store, call } = await setup(t)
   const urn = ref('L')
   await customer(store, urn)
   const mref = ref('MR')
@@ -139,7 +136,6 @@ t.test('the gateway authorized but its answer was lost: the retry credits once',
 })
 
 t.test('we stopped after the upstream said yes: the retry completes the store update once', async (t) => {
-  const sims = await startSims(t, { customers: [{ urn: 'TA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'TB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
   const inner = new MemoryStore()
   let failNext = 0
   // a store whose next money operation fails, as if the process stopped right after the upstream's answer
@@ -155,8 +151,7 @@ t.test('we stopped after the upstream said yes: the retry completes the store up
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
     }
   })
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, call } = await setup(t, { customers: [{ urn: 'TA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'TB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] }, store)
   await customer(inner, 'TA', 10_000)
   await customer(inner, 'TB')
   const mref = ref('MR')
@@ -180,10 +175,7 @@ t.test('we stopped after the upstream said yes: the retry completes the store up
 })
 
 t.test('transfers: moved once on 00; an unknown receiver and a timeout change nothing', async (t) => {
-  const sims = await startSims(t, { customers: [{ urn: 'WA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'WB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
-  const store = new MemoryStore()
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, store, call } = await setup(t, { customers: [{ urn: 'WA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'WB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
   await customer(store, 'WA', 10_000)
   await customer(store, 'WB')
   await customer(store, 'WZ')
@@ -213,10 +205,7 @@ t.test('transfers: moved once on 00; an unknown receiver and a timeout change no
 })
 
 t.test('pre-auth capture and cancellation', async (t) => {
-  const sims = await startSims(t)
-  const store = new MemoryStore()
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  const call = await client(t, adminApp)
+  const { sims, store, call } = await setup(t)
   const urn = ref('P')
   await customer(store, urn)
   const loadRef = async (): Promise<{ mref: string, pg: string }> => {

@@ -10,16 +10,8 @@ import { StoreRejection } from '../../src/errors.js'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import { sharedRedisStore } from '../helpers/redis.js'
 import { authInput, limit } from './contract.js'
+import { seededRandom } from '../../src/sim/prng.js'
 
-function mulberry32 (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let r = Math.imul(a ^ (a >>> 15), 1 | a)
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Model {
   credits: number
@@ -36,7 +28,7 @@ interface Model {
 type Op = () => Promise<{ what: string, noChange: boolean }>
 
 async function run (t: Test, store: Store, seed: number, steps: number): Promise<void> {
-  const rnd = mulberry32(seed)
+  const rnd = seededRandom(seed)
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)] as T
   const amount = (): number => 1 + Math.floor(rnd() * 500)
   const urns = [0, 1, 2].map((i) => `RND${seed % 100000}x${i}${process.pid}`.slice(0, 20))
