@@ -39,7 +39,11 @@ async function main (): Promise<void> {
     log.info({ signal }, 'shutting down: finishing requests in flight')
     services.lifecycle.shuttingDown = true
     await publicApp.close()
+    // compensations first: a slow card-lifecycle call on the admin listener must not use up the grace
+    // period they need (what is still pending at the end is logged for a person to reverse)
+    const drained = services.compensator.drain(Math.min(config.graceMs, 5000))
     if (adminApp !== null) await adminApp.close()
+    await drained
     await services.close()
     log.info('stopped')
   })

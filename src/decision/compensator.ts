@@ -71,6 +71,7 @@ export class Compensator {
 
   /** Waits until nothing is pending or the time is up; what is left is logged. */
   async drain (timeoutMs: number): Promise<void> {
+    if (this.stopped) return
     const until = Date.now() + timeoutMs
     while (this.pendingItems.size > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 20))

@@ -34,6 +34,11 @@ const REJECTION_STATUS: Record<string, number> = {
 
 const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
 const refParam = { type: 'string', minLength: 1, maxLength: 50 }
+/**
+ * A credit or debit reference: no ':' so it can never be taken for one of the card-lifecycle's own money
+ * operations (`load:<ref>`, `transfer:<id>`), which share the idempotency keys.
+ */
+const moneyRef = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[^:]+$' }
 /** amounts in: a digit string or a whole number, at least 1 */
 const amountIn = {
   anyOf: [
@@ -124,7 +129,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     app.post<{ Params: { urn: string }, Body: { amount: string | number, reference: string } }>(`/admin/v1/customers/:urn/${kind}`, {
       schema: {
         params: { type: 'object', properties: { urn: urnParam } },
-        body: { type: 'object', required: ['amount', 'reference'], additionalProperties: false, properties: { amount: amountIn, reference: refParam } }
+        body: { type: 'object', required: ['amount', 'reference'], additionalProperties: false, properties: { amount: amountIn, reference: moneyRef } }
       }
     }, async (request) => {
       const amount = amountOf(request.body.amount)

@@ -19,7 +19,8 @@ export interface LifecycleOptions {
 }
 
 const amountIn = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,15}$' }, { type: 'integer', minimum: 1, maximum: MAX_AMOUNT }] }
-const ref = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._:-]+$' }
+// no ':' — the store's lifecycle keys and locks are built from the reference with ':' separators
+const ref = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._-]+$' }
 const urn = { type: 'string', minLength: 1, maxLength: 20 }
 const optText = (max: number) => ({ type: 'string', maxLength: max })
 

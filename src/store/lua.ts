@@ -15,6 +15,7 @@ end
 /**
  * The one atomic step of a transaction: idempotency, customer and card state, the stateless rules' decline,
  * limits, funds, and the commit (debit, limit entries, decision record, stream entry). All or nothing.
+ * A replay hands the decision to the replaying attempt (see abandon).
  *
  * KEYS[1] customer hash (status, customerId, available)
  * KEYS[2] cards hash (last4 -> status)
@@ -38,6 +39,12 @@ if existing then
   if rec.fingerprint ~= ARGV[5] then
     redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[11], '*', 'type', 'conflict', 'urn', ARGV[2], 'ref', ARGV[1], 'code', '05')
     return {'05', 'conflict', '', '0', '', {}}
+  end
+  -- This attempt now answers with the stored decision, so it owns it: a deadline compensation of the
+  -- earlier attempt must not undo what this one answers, and this one's compensation must.
+  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true then
+    rec.attempt = ARGV[6]
+    redis.call('SET', KEYS[3], cjson.encode(rec), 'KEEPTTL')
   end
   local rid = rec.ruleId
   if type(rid) ~= 'string' then rid = '' end

@@ -77,6 +77,8 @@ export class MemoryStore implements Store {
         this.xadd(urn, { type: 'conflict', urn, ref: reference, code: '05' })
         return { code: '05', reason: 'conflict', ruleId: null, replayed: false, available: null, shadowLimitHits: [] }
       }
+      // the replaying attempt owns the decision now (see the authorize script)
+      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline) this.putRecord(decisionKey, { ...existing, attempt: input.attempt }, true)
       return { code: existing.code, reason: existing.reason, ruleId: existing.ruleId, replayed: true, available: null, shadowLimitHits: [] }
     }
 

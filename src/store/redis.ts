@@ -93,11 +93,15 @@ export class RedisStore implements Store {
 
   /** Connects (the client is lazy) and checks the server answers. */
   async connect (): Promise<void> {
+    // measured on every (re)connection and every 30 s, also when Redis is down at start-up
+    if (this.offsetTimer === null) {
+      this.client.on('ready', () => { this.measureClockOffset().catch(() => {}) })
+      this.offsetTimer = setInterval(() => { this.measureClockOffset().catch(() => {}) }, 30_000)
+      this.offsetTimer.unref()
+    }
     if (this.client.status === 'wait') await this.client.connect()
     await this.ping()
     await this.measureClockOffset()
-    this.offsetTimer = setInterval(() => { this.measureClockOffset().catch(() => {}) }, 30_000)
-    this.offsetTimer.unref()
   }
 
   private async measureClockOffset (): Promise<void> {

@@ -312,3 +312,14 @@ t.test('an unknown field in an admin body is refused, not dropped', async (t) =>
   const get = await adminApp.inject({ method: 'GET', url: '/admin/v1/customers/UNKNOWNFIELD', headers: adminHeaders })
   t.equal(get.statusCode, 404, 'nothing was created')
 })
+
+t.test('credit and debit references cannot take the card lifecycle\'s own (load:, transfer:)', async (t) => {
+  const { adminApp } = await buildApp(t)
+  await adminApp.inject({ method: 'PUT', url: '/admin/v1/customers/NSPACE1', headers: adminHeaders, payload: {} })
+  for (const reference of ['load:MR1', 'transfer:TX1', 'a:b']) {
+    const res = await adminApp.inject({ method: 'POST', url: '/admin/v1/customers/NSPACE1/credits', headers: adminHeaders, payload: { amount: '100', reference } })
+    t.equal(res.statusCode, 400, reference)
+  }
+  const get = await adminApp.inject({ method: 'GET', url: '/admin/v1/customers/NSPACE1', headers: adminHeaders })
+  t.equal(get.json().available, '0')
+})

@@ -138,11 +138,11 @@ t.test('the gateway authorized but its answer was lost: the retry credits once',
 t.test('we stopped after the upstream said yes: the retry completes the store update once', async (t) => {
   const inner = new MemoryStore()
   let failNext = 0
-  // a store whose next money operation fails, as if the process stopped right after the upstream's answer
+  // a store whose next credit fails, as if the process stopped right after the upstream's answer
   const store = new Proxy(inner, {
     get (target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver) as unknown
-      if ((prop === 'credit' || prop === 'debit') && typeof v === 'function') {
+      if (prop === 'credit' && typeof v === 'function') {
         return async (...args: unknown[]) => {
           if (failNext > 0) { failNext--; throw new Error('store went away') }
           return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args)
@@ -191,16 +191,29 @@ t.test('transfers: moved once on 00; an unknown receiver and a timeout change no
   const unknown = await call('POST', '/v1/transfers', { ...base, toUrn: 'WZ', toAccountNumber: 'ACC-Z', clientTxnId: ref('TX') })
   t.match(unknown.body, { status: 'DECLINED' })
   t.match(String((unknown.body.upstream as { code: string }).code), /^(1110|6910|6901|6905)$/)
-  t.equal((await store.getCustomer('WA'))?.available, 9000)
+  t.equal((await store.getCustomer('WA'))?.available, 9000, 'the hold was given back')
 
+  // the platform may have the request: the sender's amount stays held until a repeat settles it
   sims.prepaid.faults.set('fundTransfer', { hang: true, times: 1 })
-  const timedOut = await call('POST', '/v1/transfers', { ...base, clientTxnId: ref('TX') })
+  const slow = ref('TX')
+  const timedOut = await call('POST', '/v1/transfers', { ...base, clientTxnId: slow })
   t.equal(timedOut.status, 502)
-  t.match(timedOut.body, { status: 'FAILED', retryable: true })
-  t.equal((await store.getCustomer('WA'))?.available, 9000)
-  t.equal((await store.getCustomer('WB'))?.available, 1000)
+  t.match(timedOut.body, { status: 'FAILED', retryable: true, held: true })
+  t.equal((await store.getCustomer('WA'))?.available, 8000, 'held, not spendable')
+  t.equal((await store.getCustomer('WB'))?.available, 1000, 'not credited')
+  t.match((await call('GET', `/v1/transfers/${slow}`)).body, { status: 'PENDING', held: true })
+  t.match((await call('POST', '/v1/transfers', { ...base, clientTxnId: slow })).body, { status: 'TRANSFERRED' })
+  t.equal((await store.getCustomer('WA'))?.available, 8000, 'the hold became the debit: taken once')
+  t.equal((await store.getCustomer('WB'))?.available, 2000)
+
+  // a request that never reached the platform gives the hold back at once
+  sims.prepaid.faults.set('encrypt', { status: 503, times: 1 })
+  const refused = await call('POST', '/v1/transfers', { ...base, clientTxnId: ref('TX') })
+  t.match(refused.body, { status: 'FAILED' })
+  t.equal((await store.getCustomer('WA'))?.available, 8000, 'nothing held when nothing was sent')
 
   t.match((await call('POST', '/v1/transfers', { ...base, amount: '999999', clientTxnId: ref('TX') })).body, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' })
+  t.equal((await store.getCustomer('WA'))?.available, 8000)
   t.equal((await call('POST', '/v1/transfers', { ...base, toUrn: 'WA', clientTxnId: ref('TX') })).status, 400, 'one customer to itself')
 })
 
@@ -250,4 +263,36 @@ t.test('risk: the analyse route, and risk inside the decision within its timeout
   const timedOut = await decide('3000000')
   t.equal(timedOut.code, '00', 'risk unavailable: the rules decide without it')
   t.ok(timedOut.ms < 1500, `answered in ${timedOut.ms.toFixed(0)} ms, inside the deadline`)
+})
+
+t.test('transfers: the sender cannot spend the amount while the platform moves it', async (t) => {
+  const { sims, store, call } = await setup(t, { customers: [{ urn: 'SA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'SB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
+  await customer(store, 'SA', 10_000)
+  await customer(store, 'SB')
+  sims.prepaid.faults.set('fundTransfer', { delayMs: 400, times: 1 })
+  const moving = call('POST', '/v1/transfers', { clientTxnId: ref('TX'), fromUrn: 'SA', toUrn: 'SB', fromAccountNumber: 'ACC-A', toAccountNumber: 'ACC-B', amount: '2500' })
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  const spend = await call('POST', '/admin/v1/customers/SA/debits', { amount: '10000', reference: 'spend-all' })
+  t.equal(spend.status, 409, 'the whole old balance cannot be spent during the transfer')
+  t.match((await moving).body, { status: 'TRANSFERRED' })
+  t.equal((await store.getCustomer('SA'))?.available, 7500)
+  t.equal((await store.getCustomer('SB'))?.available, 2500)
+  t.equal(((await store.getCustomer('SA'))?.available ?? 0) + ((await store.getCustomer('SB'))?.available ?? 0), 10_000, 'no money created')
+})
+
+t.test('transfers: a clientTxnId the platform already had is a reconciliation, replayed as such', async (t) => {
+  const { sims, store, call } = await setup(t, { customers: [{ urn: 'DA', customerId: 'CA', accountNumber: 'ACC-A', balance: 10_000 }, { urn: 'DB', customerId: 'CB', accountNumber: 'ACC-B', balance: 0 }] })
+  await customer(store, 'DA', 10_000)
+  await customer(store, 'DB')
+  const id = ref('TX')
+  const body = { clientTxnId: id, fromUrn: 'DA', toUrn: 'DB', fromAccountNumber: 'ACC-A', toAccountNumber: 'ACC-B', amount: '1000' }
+  // the platform takes the transfer, but its answer is lost on the way back
+  sims.prepaid.faults.set('fundTransfer', { reset: true, phase: 'after', times: 1 })
+  t.match((await call('POST', '/v1/transfers', body)).body, { status: 'FAILED', held: true })
+  const again = await call('POST', '/v1/transfers', body)
+  t.match(again.body, { status: 'FAILED', retryable: false, held: true, upstream: { code: '1054' } })
+  t.type(again.body.reconcile, 'string')
+  t.match((await call('POST', '/v1/transfers', body)).body, { status: 'FAILED', replayed: true }, 'a further repeat changes nothing')
+  t.equal((await store.getCustomer('DA'))?.available, 9000, 'the amount stays held for a person to settle')
+  t.equal((await store.getCustomer('DB'))?.available, 0, 'nothing credited on a guess')
 })

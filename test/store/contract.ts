@@ -190,6 +190,21 @@ export function storeContract (t: Test, make: MakeStore): void {
     t.match(await store.authorize(authInput(urn, { limits: [lim] })), { code: '00' }, 'the count was released')
   })
 
+  t.test('a replay owns the decision: the first attempt late compensation cannot undo what the replay answered', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 1000)
+    const a = authInput(urn, { debitAmount: 300 })
+    const b = { ...a, attempt: randomUUID() }
+    const abandonOf = (i: AuthorizeInput) => ({ urn, reference: i.reference, attempt: i.attempt, fingerprint: i.fingerprint, limits: i.limits, last4: i.last4, arrivedAtMs: i.nowMs, deadlineAtMs: i.deadlineAtMs })
+    t.match(await store.authorize(a), { code: '00' })
+    t.match(await store.authorize(b), { code: '00', replayed: true }, 'the retry is answered 00')
+    t.equal(await store.abandon(abandonOf(a)), 'untouched', 'the first attempt, answered 05 by its guard, no longer owns it')
+    t.equal((await store.getCustomer(urn))?.available, 700, 'the 00 the platform last heard stays held')
+    t.equal(await store.abandon(abandonOf(b)), 'released', 'had the retry been late too, its own compensation releases')
+    t.equal((await store.getCustomer(urn))?.available, 1000)
+    t.match(await store.authorize({ ...a, attempt: randomUUID() }), { code: '05', replayed: true }, 'and a further retry hears the 05')
+  })
+
   t.test('abandon before the authorize leaves a tombstone; the late authorize commits nothing', async (t) => {
     const store = await make(t)
     const urn = await funded(store, 1000)
