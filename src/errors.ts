@@ -19,6 +19,10 @@ export class StoreRejection extends Error {
   }
 }
 
+export function reject (code: StoreRejectionCode): never {
+  throw new StoreRejection(code, code)
+}
+
 export type StoreRejectionCode =
   | 'CUSTOMER_NOT_FOUND'
   | 'DECISION_NOT_FOUND'

@@ -5,7 +5,7 @@ import { StoreRejection } from '../errors.js'
 import { constantTimeEqual } from './caller-checks.js'
 import { lifecycleErrorStatus } from './lifecycle-routes.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer, type Store } from '../store/types.js'
-import { MAX_AMOUNT } from '../store/record.js'
+import { amountOf, amountSchema } from './amount.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import type { ReloadResult } from '../rules/manager.js'
 
@@ -39,20 +39,6 @@ const refParam = { type: 'string', minLength: 1, maxLength: 50 }
  * operations (`load:<ref>`, `transfer:<id>`), which share the idempotency keys.
  */
 const moneyRef = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[^:]+$' }
-/** amounts in: a digit string or a whole number, at least 1 */
-const amountIn = {
-  anyOf: [
-    { type: 'string', pattern: '^[0-9]{1,15}$' },
-    { type: 'integer', minimum: 1, maximum: MAX_AMOUNT }
-  ]
-}
-
-function amountOf (v: string | number): number {
-  const n = typeof v === 'number' ? v : Number(v)
-  if (!Number.isSafeInteger(n) || n < 1) throw Object.assign(new Error('amount must be a whole number of minor units, at least 1'), { statusCode: 400, code: 'VALIDATION' })
-  return n
-}
-
 function customerView (c: Customer): Record<string, unknown> {
   return { urn: c.urn, customerId: c.customerId, status: c.status, available: String(c.available), cards: c.cards }
 }
@@ -129,7 +115,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     app.post<{ Params: { urn: string }, Body: { amount: string | number, reference: string } }>(`/admin/v1/customers/:urn/${kind}`, {
       schema: {
         params: { type: 'object', properties: { urn: urnParam } },
-        body: { type: 'object', required: ['amount', 'reference'], additionalProperties: false, properties: { amount: amountIn, reference: moneyRef } }
+        body: { type: 'object', required: ['amount', 'reference'], additionalProperties: false, properties: { amount: amountSchema, reference: moneyRef } }
       }
     }, async (request) => {
       const amount = amountOf(request.body.amount)
@@ -153,7 +139,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   app.post<{ Params: { urn: string, ref: string }, Body: { amount?: string | number } | null }>('/admin/v1/customers/:urn/decisions/:ref/reversal', {
     schema: {
       params: { type: 'object', properties: { urn: urnParam, ref: refParam } },
-      body: { type: ['object', 'null'], additionalProperties: false, properties: { amount: amountIn } }
+      body: { type: ['object', 'null'], additionalProperties: false, properties: { amount: amountSchema } }
     }
   }, async (request) => {
     const amount = request.body?.amount === undefined ? null : amountOf(request.body.amount)

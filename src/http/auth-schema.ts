@@ -6,6 +6,8 @@ const optDigits = (max: number) => ({ type: 'string', pattern: `^[0-9]{0,${max}}
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const
 const optText = (max: number) => ({ type: 'string', maxLength: max }) as const
 
+export const EXTERNAL_AUTH_PATH = '/api/v1/externalAuth'
+
 export const CHANNELS = ['POS', 'ECOM', 'ATM', 'POS-Contactless'] as const
 
 export const authRequestSchema = {

@@ -5,12 +5,12 @@ import { Ajv } from 'ajv'
 import type { AuthRequest, ResponseCode } from '../decision/request.js'
 import { decide, type Decision, type DecisionDeps, type PipelineReason } from '../decision/pipeline.js'
 import { answerFor, type Answer, type AnswerContext } from './answer.js'
-import { answerSchema, authRequestSchema } from './auth-schema.js'
+import { answerSchema, authRequestSchema, EXTERNAL_AUTH_PATH } from './auth-schema.js'
 import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-checks.js'
 import type { CidrList } from '../config.js'
 import type { Metrics } from '../metrics.js'
 
-export const EXTERNAL_AUTH_PATH = '/api/v1/externalAuth'
+export { EXTERNAL_AUTH_PATH }
 
 export interface ExternalAuthOptions {
   deadlineMs: number
@@ -34,8 +34,7 @@ function statusOf (err: FastifyError): number {
   if (err.validation !== undefined) return 400
   const s = err.statusCode ?? 500
   // body too large (413), unsupported content type (415), bad JSON: all "bad body" to the platform
-  if (s === 413 || s === 415 || (s >= 400 && s < 500 && s !== 401 && s !== 403)) return 400
-  if (s === 401 || s === 403) return s
+  if (s >= 400 && s < 500) return s === 401 || s === 403 ? s : 400
   // internal errors answer 05 with 200: the platform reads the code, not the status
   return 200
 }

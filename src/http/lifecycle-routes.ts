@@ -8,7 +8,7 @@ import type { PreAuthService } from '../lifecycle/preauths.js'
 import type { RiskAdapter, RiskAnalyseInput } from '../adapters/risk.js'
 import { isAdapterBadRequest } from '../adapters/errors.js'
 import { LifecycleConflict, LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
-import { MAX_AMOUNT } from '../store/record.js'
+import { amountOf, amountSchema } from './amount.js'
 
 export interface LifecycleOptions {
   loads?: LoadService
@@ -18,17 +18,10 @@ export interface LifecycleOptions {
   defaultCurrency: string
 }
 
-const amountIn = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,15}$' }, { type: 'integer', minimum: 1, maximum: MAX_AMOUNT }] }
 // no ':' — the store's lifecycle keys and locks are built from the reference with ':' separators
 const ref = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._-]+$' }
 const urn = { type: 'string', minLength: 1, maxLength: 20 }
 const optText = (max: number) => ({ type: 'string', maxLength: max })
-
-function amountOf (v: string | number): number {
-  const n = Number(v)
-  if (!Number.isSafeInteger(n) || n < 1) throw Object.assign(new Error('amount must be a whole number of minor units, at least 1'), { statusCode: 400, code: 'VALIDATION' })
-  return n
-}
 
 function notConfigured (party: string): never {
   throw new LifecycleNotFound('NOT_CONFIGURED', `the ${party} adapter is not configured`)
@@ -47,7 +40,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         additionalProperties: false,
         properties: {
           urn,
-          amount: amountIn,
+          amount: amountSchema,
           merchantReferenceNo: ref,
           pan: { type: 'string', pattern: '^[0-9]{12,19}$' },
           expDate: { type: 'string', pattern: '^(0[1-9]|1[0-2])[0-9]{4}$' },
@@ -103,7 +96,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     app.post<{ Params: { pgTransactionId: string }, Body: { merchantReferenceNo: string, amount?: string | number } }>(`/v1/preauths/:pgTransactionId/${action}`, {
       schema: {
         params: { type: 'object', properties: { pgTransactionId: { type: 'string', pattern: '^[0-9]{1,8}$' } } },
-        body: { type: 'object', required: ['merchantReferenceNo'], additionalProperties: false, properties: { merchantReferenceNo: ref, amount: amountIn } }
+        body: { type: 'object', required: ['merchantReferenceNo'], additionalProperties: false, properties: { merchantReferenceNo: ref, amount: amountSchema } }
       }
     }, async (request, reply) => {
       const a = await (opts.preauths ?? notConfigured('gateway')).run(action, request.params.pgTransactionId, request.body.merchantReferenceNo,
@@ -120,7 +113,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         required: ['clientTxnId', 'fromUrn', 'toUrn', 'fromAccountNumber', 'toAccountNumber', 'amount'],
         additionalProperties: false,
         properties: {
-          clientTxnId: ref, fromUrn: urn, toUrn: urn, amount: amountIn,
+          clientTxnId: ref, fromUrn: urn, toUrn: urn, amount: amountSchema,
           fromAccountNumber: { type: 'string', minLength: 1, maxLength: 34 },
           toAccountNumber: { type: 'string', minLength: 1, maxLength: 34 }
         }
@@ -142,7 +135,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       body: {
         type: 'object',
         required: ['clientTxnRefId', 'acctNumber', 'purchaseAmount', 'txnSourceType'],
-        properties: { purchaseAmount: amountIn, clientTxnRefId: { type: 'string' }, acctNumber: { type: 'string' }, txnSourceType: { type: 'string' } }
+        properties: { purchaseAmount: amountSchema, clientTxnRefId: { type: 'string' }, acctNumber: { type: 'string' }, txnSourceType: { type: 'string' } }
       }
     }
   }, async (request, reply) => {

@@ -2,6 +2,7 @@
 import type { AuthRequest } from '../decision/request.js'
 import { zonedParts } from '../time.js'
 import { REQUEST_STRING_FIELDS } from './fields.js'
+import { debitFrom, minorUnits } from '../decision/amounts.js'
 import type { Facts } from './types.js'
 
 /** What the risk service said, as the risk adapter hands it over; null/undefined when it was not asked. */
@@ -24,15 +25,6 @@ export interface FactsOptions {
   defaultCurrency?: string
 }
 
-const DIGITS = /^[0-9]+$/
-
-/** Minor units from a digit string; undefined when absent or not a safe integer (validated upstream). */
-function minorUnits (v: unknown): number | undefined {
-  if (typeof v !== 'string' || !DIGITS.test(v)) return undefined
-  const n = Number(v)
-  return Number.isSafeInteger(n) ? n : undefined
-}
-
 export function buildFacts (req: AuthRequest, opts: FactsOptions): Facts {
   const f: Facts = {}
   for (const name of REQUEST_STRING_FIELDS) {
@@ -47,8 +39,7 @@ export function buildFacts (req: AuthRequest, opts: FactsOptions): Facts {
   f.amount = amount
   f.billingAmount = billingAmount
   f.fee = fee
-  const base = billingAmount ?? amount
-  f.debitAmount = base === undefined ? undefined : base + (fee ?? 0)
+  f.debitAmount = debitFrom(amount, billingAmount, fee)
 
   const billingCurrency = f.billingCurrency as string | undefined
   const currency = (f.currencyCode as string | undefined) ?? opts.defaultCurrency

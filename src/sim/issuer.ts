@@ -6,8 +6,9 @@ import { Pool } from 'undici'
 import type { AuthRequest } from '../decision/request.js'
 import { digits, intBetween, pick, seededRandom } from './prng.js'
 
-export const EXTERNAL_AUTH_PATH = '/api/v1/externalAuth'
-export const CHANNELS = ['POS', 'ECOM', 'ATM', 'POS-Contactless'] as const
+import { CHANNELS, EXTERNAL_AUTH_PATH } from '../http/auth-schema.js'
+
+export { CHANNELS, EXTERNAL_AUTH_PATH }
 export type Channel = typeof CHANNELS[number]
 
 export interface IssuerCard {

@@ -1,6 +1,6 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
-import { StoreRejection, type StoreRejectionCode } from '../errors.js'
+import { reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
 import { MAX_BALANCE, normalizeRecord } from './record.js'
@@ -14,10 +14,6 @@ interface CustomerState { customerId: string | null, status: CustomerStatus, ava
 interface Expiring<T> { value: T, expiresAtMs: number }
 interface WindowEntry { score: number, member: string }
 interface StoredRecord extends DecisionRecord { reversalRequested: string | null }
-
-function reject (code: StoreRejectionCode): never {
-  throw new StoreRejection(code, code)
-}
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const

@@ -1,6 +1,6 @@
 // The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
 import { Redis, Cluster, type RedisOptions, type ClusterOptions } from 'ioredis'
-import { StoreRejection, type StoreRejectionCode } from '../errors.js'
+import { reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
@@ -65,10 +65,6 @@ function defineScripts (client: Client): ScriptCommands {
   client.defineCommand('extauthPutCustomer', { lua: PUT_CUSTOMER_LUA, numberOfKeys: 1 })
   client.defineCommand('extauthPutCard', { lua: PUT_CARD_LUA, numberOfKeys: 2 })
   return client as unknown as ScriptCommands
-}
-
-function rejection (code: string): never {
-  throw new StoreRejection(code as StoreRejectionCode, code)
 }
 
 export class RedisStore implements Store {
@@ -162,13 +158,13 @@ export class RedisStore implements Store {
 
   async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
     const out = await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), last4, status)
-    if (out !== 'OK') rejection(String(out))
+    if (out !== 'OK') reject(String(out) as StoreRejectionCode)
     return await this.mustGetCustomer(urn)
   }
 
   private async mustGetCustomer (urn: string): Promise<Customer> {
     const c = await this.getCustomer(urn)
-    if (c === null) rejection('CUSTOMER_NOT_FOUND')
+    if (c === null) reject('CUSTOMER_NOT_FOUND')
     return c
   }
 
@@ -191,7 +187,7 @@ export class RedisStore implements Store {
     const k = this.keys
     const out = await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
       kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE)) as string[]
-    if (out[0] !== 'OK') rejection(String(out[0]))
+    if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     return { replayed: out[1] === '1', available: Number(out[2]) }
   }
 
@@ -213,11 +209,11 @@ export class RedisStore implements Store {
     // The script needs the decision's window keys declared; read them first. They never change to other
     // keys afterwards (a release only removes or re-adds entries in the same windows).
     const rec = await this.getDecision(urn, reference)
-    if (rec === null) rejection('DECISION_NOT_FOUND')
+    if (rec === null) reject('DECISION_NOT_FOUND')
     const windowKeys = rec.limitEntries.map((e) => e[0])
     const out = await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
       k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen)) as string[]
-    if (out[0] !== 'OK') rejection(String(out[0]))
+    if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }
   }
 

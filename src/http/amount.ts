@@ -1,0 +1,16 @@
+// Amounts on the admin listener: a digit string or a whole number of minor units, at least 1.
+import { MAX_AMOUNT } from '../store/record.js'
+
+export const amountSchema = {
+  anyOf: [
+    { type: 'string', pattern: '^[0-9]{1,15}$' },
+    { type: 'integer', minimum: 1, maximum: MAX_AMOUNT }
+  ]
+}
+
+/** The schema lets "0" through (a digit string); the amount itself must be at least 1. */
+export function amountOf (v: string | number): number {
+  const n = typeof v === 'number' ? v : Number(v)
+  if (!Number.isSafeInteger(n) || n < 1) throw Object.assign(new Error('amount must be a whole number of minor units, at least 1'), { statusCode: 400, code: 'VALIDATION' })
+  return n
+}
