@@ -68,8 +68,8 @@ export async function createServices (config: Config, log: Logger, opts: { store
     lifecycle,
     rulesManager,
     cardLifecycle: {
-      ...(gateway !== undefined ? { loads: new LoadService(store, gateway), preauths: new PreAuthService(store, gateway) } : {}),
-      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid) } : {}),
+      ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
+      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
       ...(risk !== undefined ? { risk } : {})
     },
     ...(risk !== undefined ? { risk: riskLookupFrom(risk, a.risk?.timeoutMs ?? RISK_DEFAULT_TIMEOUT_MS) } : {}),

@@ -4,7 +4,7 @@
 import type { GatewayAdapter, GatewayDeclined, GenerateOtpInput } from '../adapters/gateway.js'
 import type { Store } from '../store/types.js'
 import { StoreRejection } from '../errors.js'
-import { failedAnswer, LifecycleConflict, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
+import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
 
 export interface LoadRecord {
   merchantReferenceNo: string
@@ -52,7 +52,9 @@ function otpStatus (d: GatewayDeclined): LifecycleStatus {
 const FINAL: ReadonlySet<LifecycleStatus> = new Set(['LOADED', 'DECLINED', 'OTP_EXHAUSTED'])
 
 export class LoadService {
-  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now) {}
+  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now,
+    private readonly lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+  ) {}
 
   private answer (r: LoadRecord, extra: Partial<LoadAnswer> = {}): LoadAnswer {
     return { merchantReferenceNo: r.merchantReferenceNo, urn: r.urn, amount: r.amount, status: r.status, upstream: r.upstream, ...extra }
@@ -100,7 +102,7 @@ export class LoadService {
       }
       await this.store.putLifecycle('load', ref, record)
       return this.answer(record, res.kind === 'ok' && res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
-    })
+    }, this.lockTtlMs)
   }
 
   /** POST /v1/loads/:ref/otp/resend: a new OTP (earlier ones stop working). */
@@ -114,7 +116,7 @@ export class LoadService {
       if (res.kind === 'declined') return this.answer(await this.save(r, { status: otpStatus(res), upstream: upstreamOf(res) }))
       const next = await this.save(r, { status: 'OTP_SENT', upstream: { code: '00', description: 'success' }, pgTransactionId: res.pgTransactionId ?? r.pgTransactionId })
       return this.answer(next, res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
-    })
+    }, this.lockTtlMs)
   }
 
   /**
@@ -155,6 +157,6 @@ export class LoadService {
         if (err instanceof StoreRejection && err.code === 'CUSTOMER_NOT_FOUND') throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${r.urn}`)
         throw err
       }
-    })
+    }, this.lockTtlMs)
   }
 }

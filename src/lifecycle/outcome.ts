@@ -1,11 +1,13 @@
 // What every card-lifecycle call answers: a status word, the upstream's code and description, and for a
 // failure whether the same call may be repeated (README "Card lifecycle API").
+import { randomUUID } from 'node:crypto'
 import type { Failed } from '../adapters/result.js'
 import type { LifecycleKind, Store } from '../store/types.js'
+import { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from '../adapters/config.js'
 
 export type LifecycleStatus =
   | 'OTP_SENT' | 'OTP_VERIFIED' | 'AUTHORIZED' | 'LOADED' | 'OTP_INVALID' | 'OTP_EXPIRED' | 'OTP_EXHAUSTED'
-  | 'PENDING' | 'TRANSFERRED' | 'CAPTURED' | 'CANCELLED' | 'ASSESSED' | 'DECLINED' | 'FAILED'
+  | 'PENDING' | 'TRANSFERRED' | 'UNLOADED' | 'CAPTURED' | 'CANCELLED' | 'ASSESSED' | 'DECLINED' | 'FAILED'
 
 export interface Upstream {
   code: string
@@ -33,21 +35,34 @@ export class LifecycleConflict extends Error {
 }
 
 export class LifecycleNotFound extends Error {
-  constructor (readonly code: 'LOAD_NOT_FOUND' | 'TRANSFER_NOT_FOUND' | 'CUSTOMER_NOT_FOUND' | 'NOT_CONFIGURED', message: string) {
+  constructor (readonly code: 'LOAD_NOT_FOUND' | 'TRANSFER_NOT_FOUND' | 'UNLOAD_NOT_FOUND' | 'CUSTOMER_NOT_FOUND' | 'NOT_CONFIGURED', message: string) {
     super(message)
     this.name = 'LifecycleNotFound'
   }
 }
 
-/** Upstream calls of one reference never overlap: a second caller is told to retry. */
-export async function withLock<T> (store: Store, kind: LifecycleKind, id: string, fn: () => Promise<T>): Promise<T> {
-  // longer than any upstream budget, so a crashed holder's lock expires on its own
-  if (!await store.lockLifecycle(kind, id, 60_000)) {
+/**
+ * How long a lifecycle lock lasts when its holder never lets go (a crashed process). It must outlive the
+ * upstream calls made under it: LIFECYCLE_LOCK_TTL_MS, checked at start-up against the adapters' limits.
+ */
+export { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from '../adapters/config.js'
+
+/**
+ * Upstream calls of one reference never overlap: a second caller is told to retry. The lock carries a
+ * random owner token and is released only by its owner, so a holder that outlived its lock cannot release
+ * the lock a later caller took since.
+ */
+export async function withLock<T> (
+  store: Store, kind: LifecycleKind, id: string, fn: () => Promise<T>, ttlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+): Promise<T> {
+  const owner = randomUUID()
+  if (!await store.lockLifecycle(kind, id, ttlMs, owner)) {
     throw new LifecycleConflict('IN_PROGRESS', `another call for ${kind} ${id} is in progress; retry`)
   }
   try {
     return await fn()
   } finally {
-    await store.unlockLifecycle(kind, id)
+    // a lock that cannot be released now expires on its own; the call's own outcome is what the caller needs
+    await store.unlockLifecycle(kind, id, owner).catch(() => false)
   }
 }

@@ -284,3 +284,12 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 'CUSTOMER_NOT_FOUND' end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 'OK'
 `
+
+/**
+ * Release a lifecycle lock only if the caller still owns it (compare and delete in one step).
+ * KEYS[1] lock key  ARGV[1] owner token
+ */
+export const UNLOCK_LIFECYCLE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`

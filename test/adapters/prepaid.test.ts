@@ -143,7 +143,7 @@ t.test('malformed and unreadable answers', async (t) => {
   t.equal(sim.wallets.customer(ALICE.urn)?.balance, ALICE.balance - 100)
 
   sim.faults.set('encrypt', { malformed: 'schema', times: 1 })
-  t.match(await pp.encrypt({ a: 1 }), { kind: 'failed', reason: 'malformed', retryable: false })
+  t.match(await pp.encrypt({ a: 1 }), { kind: 'failed', reason: 'malformed', retryable: true })
   t.match(await pp.decrypt('not-a-token-at-all'), { kind: 'ok', payload: { responseCode: '1051' } },
     'Decrypt answers with plaintext whatever it holds')
 

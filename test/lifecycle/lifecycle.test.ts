@@ -2,43 +2,13 @@
 // and cancellation, wallet transfers, risk analysis; upstream declines and timeouts change nothing in the
 // store, and a repeated reference never credits twice.
 import t from 'tap'
-import { Pool } from 'undici'
 import { build } from '../helpers/app.js'
-import { adminHeaders } from '../helpers/config.js'
-import { startSims } from './sims.js'
+import { adminCall as client, fastTimeouts, lifecycleRig, startSims } from './sims.js'
 import { manualClock } from '../../src/sim/clock.js'
 import type { Store } from '../../src/store/types.js'
 import { MemoryStore } from '../../src/store/memory.js'
-import type { Config } from '../../src/config.js'
 
-interface Teardown { teardown: (fn: () => unknown) => void }
-
-async function client (t: Teardown, app: import('fastify').FastifyInstance): Promise<(method: string, path: string, body?: unknown) => Promise<{ status: number, body: Record<string, unknown> }>> {
-  const url = await app.listen({ host: '127.0.0.1', port: 0 })
-  const pool = new Pool(url)
-  t.teardown(async () => { await pool.close() })
-  return async (method, path, body) => {
-    const res = await pool.request({ method: method as 'GET', path, headers: adminHeaders, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
-    return { status: res.statusCode, body: await res.body.json() as Record<string, unknown> }
-  }
-}
-
-/** short upstream limits, so a hanging simulator fails fast */
-const fastTimeouts = (config: Config): void => {
-  if (config.adapters.risk !== undefined) config.adapters.risk.timeoutMs = 1000
-  for (const party of [config.adapters.gateway, config.adapters.prepaid]) {
-    if (party !== undefined) Object.assign(party, { headersTimeoutMs: 1500, bodyTimeoutMs: 1500, totalTimeoutMs: 2000 })
-  }
-}
-
-type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number, body: Record<string, unknown> }>
-
-/** The simulators, extauth on a memory store (or `store`) pointed at them, and a client of its admin listener. */
-async function setup (t: Teardown, simOpts: Parameters<typeof startSims>[1] = {}, store: Store = new MemoryStore()): Promise<{ sims: Awaited<ReturnType<typeof startSims>>, store: Store, call: Call }> {
-  const sims = await startSims(t, simOpts)
-  const { adminApp } = await build(t, { store, env: sims.env, configure: fastTimeouts })
-  return { sims, store, call: await client(t, adminApp) }
-}
+const setup = lifecycleRig
 
 const CARD = { pan: '4111111111111111', expDate: '122030', cvd2: '123', nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001' }
 let n = 0

@@ -1,5 +1,11 @@
 // The three simulated parties on loopback, and extauth's environment pointing at them.
 import type { FastifyInstance } from 'fastify'
+import { Pool } from 'undici'
+import { build } from '../helpers/app.js'
+import { adminHeaders } from '../helpers/config.js'
+import type { Config } from '../../src/config.js'
+import { MemoryStore } from '../../src/store/memory.js'
+import type { Store } from '../../src/store/types.js'
 import { buildGatewaySim, type GatewaySim, type GatewaySimOptions } from '../../src/sim/gateway-sim.js'
 import { buildPrepaidSim, type PrepaidSim, type SimCustomer } from '../../src/sim/prepaid-sim.js'
 import { buildRiskSim, type RiskSim, type RiskSimOptions } from '../../src/sim/risk-sim.js'
@@ -38,4 +44,32 @@ export async function startSims (t: Teardown, opts: { gateway?: Partial<GatewayS
       RISK_URL: r, RISK_ACCESS_TOKEN: RISK.accessToken, RISK_INSTANCE_ID: RISK.instanceId, RISK_CHANNEL_ID: RISK.channelId, RISK_TIMEOUT_MS: '300'
     }
   }
+}
+
+export type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number, body: Record<string, unknown> }>
+
+/** A client of an app's admin listener over real HTTP. */
+export async function adminCall (t: Teardown, app: FastifyInstance): Promise<Call> {
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  const pool = new Pool(url)
+  t.teardown(async () => { await pool.close() })
+  return async (method, path, body) => {
+    const res = await pool.request({ method: method as 'GET', path, headers: adminHeaders, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+    return { status: res.statusCode, body: await res.body.json() as Record<string, unknown> }
+  }
+}
+
+/** short upstream limits, so a hanging simulator fails fast */
+export function fastTimeouts (config: Config): void {
+  if (config.adapters.risk !== undefined) config.adapters.risk.timeoutMs = 1000
+  for (const party of [config.adapters.gateway, config.adapters.prepaid]) {
+    if (party !== undefined) Object.assign(party, { headersTimeoutMs: 1500, bodyTimeoutMs: 1500, totalTimeoutMs: 2000 })
+  }
+}
+
+/** The simulators, extauth on a memory store (or `store`) pointed at them, and a client of its admin listener. */
+export async function lifecycleRig (t: Teardown, simOpts: Parameters<typeof startSims>[1] = {}, store: Store = new MemoryStore(), env: Record<string, string> = {}): Promise<{ sims: Sims, store: Store, call: Call }> {
+  const sims = await startSims(t, simOpts)
+  const { adminApp } = await build(t, { store, env: { ...sims.env, ...env }, configure: fastTimeouts })
+  return { sims, store, call: await adminCall(t, adminApp) }
 }
