@@ -4,9 +4,6 @@
 // (missing headers, bad key) are plaintext {responseCode, responseMessage}, as a caller would see them.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { PREPAID_PATHS } from '../adapters/prepaid.js'
-import { formatUtcTimestamp } from '../adapters/time.js'
-import { walletCodeDescription } from '../adapters/wallet-codes.js'
 import type { Clock } from './clock.js'
 import { registerControlRoutes } from './control-routes.js'
 import { FaultBook } from './faults.js'
@@ -14,6 +11,7 @@ import type { Fault } from './faults.js'
 import { header, isObject, simApp } from './sim-app.js'
 import type { SimAppOptions } from './sim-app.js'
 import { simRoute } from './sim-route.js'
+import { SIM_UNLOAD_PATH, SPEC_PREPAID_PATHS as PREPAID_PATHS, specTimestamp, walletCodeText as walletCodeDescription } from './spec-values.js'
 import type { SimAnswer } from './sim-route.js'
 import { open, seal, tokenKey } from './token-crypto.js'
 import { WalletBook } from './wallet-book.js'
@@ -55,7 +53,7 @@ export function buildPrepaidSim (opts: PrepaidSimOptions): PrepaidSim {
   const app = simApp(opts)
 
   const plain = (code: string): SimAnswer => ({
-    body: { responseCode: code, responseMessage: walletCodeDescription(code), responseDateTime: formatUtcTimestamp(new Date(now())) }
+    body: { responseCode: code, responseMessage: walletCodeDescription(code), responseDateTime: specTimestamp(now()) }
   })
   const keyOk = (request: FastifyRequest): boolean => header(request.headers['x-api-key']) === opts.apiKey
   const tokenOf = (request: FastifyRequest): string | undefined => {
@@ -95,7 +93,7 @@ export function buildPrepaidSim (opts: PrepaidSimOptions): PrepaidSim {
     if (token === undefined) return plain('1055')
     const req = open(key, token)
     if (!isObject(req)) return plain('1051')
-    const answer = wallets.transfer(req, { clientId, bankId, responseDateTime: formatUtcTimestamp(new Date(now())) })
+    const answer = wallets.transfer(req, { clientId, bankId, responseDateTime: specTimestamp(now()) })
     return { body: { token: seal(key, answer) } }
   })
 

@@ -2,7 +2,7 @@
 // The transfer's plaintext request is not in the spec; this book reads the shape our adapter sends
 // (messageCode, clientTxnId, requestDateTime, senders[1], receivers[1] with urn or customerId,
 // accountNumber and transactionAmount) and answers with the spec's response fields and codes.
-import { walletCodeDescription } from '../adapters/wallet-codes.js'
+import { walletCodeText as walletCodeDescription } from './spec-values.js'
 
 export interface SimCustomer {
   urn: string
