@@ -15,6 +15,7 @@ import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
 import { createPrepaidAdapter } from './adapters/prepaid.js'
 import { LoadService } from './lifecycle/loads.js'
 import { TransferService } from './lifecycle/transfers.js'
+import { UnloadService } from './lifecycle/unloads.js'
 import { PreAuthService } from './lifecycle/preauths.js'
 import { riskLookupFrom } from './lifecycle/risk-lookup.js'
 
@@ -70,6 +71,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     cardLifecycle: {
       ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
       ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
+      ...(prepaid?.unloads === true ? { unloads: new UnloadService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
       ...(risk !== undefined ? { risk } : {})
     },
     ...(risk !== undefined ? { risk: riskLookupFrom(risk, a.risk?.timeoutMs ?? RISK_DEFAULT_TIMEOUT_MS) } : {}),

@@ -159,8 +159,8 @@ const UNLOAD_FIELDS = new Set([
   'receiver', 'sourceType', 'fundFlowType', 'implId', 'implType', 'beneficiaryId', 'fee', 'reservedField1'
 ])
 
-/** The spec's table for the Unload's plaintext, checked before anything is sent. */
-function checkUnload (input: UnloadInput): void {
+/** The spec's table for the Unload's plaintext, checked before anything is sent (or held). */
+export function checkUnload (input: UnloadInput): void {
   const checks = new RequestChecks()
     .text('clientTxnId', input.clientTxnId, /^.{1,100}$/, 'must be at most 100 characters')
     .text('customerId', input.customerId, /^.{1,50}$/, 'must be at most 50 characters')

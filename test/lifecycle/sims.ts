@@ -7,7 +7,7 @@ import type { Config } from '../../src/config.js'
 import { MemoryStore } from '../../src/store/memory.js'
 import type { Store } from '../../src/store/types.js'
 import { buildGatewaySim, type GatewaySim, type GatewaySimOptions } from '../../src/sim/gateway-sim.js'
-import { buildPrepaidSim, type PrepaidSim, type SimCustomer } from '../../src/sim/prepaid-sim.js'
+import { buildPrepaidSim, type PrepaidSim, type PrepaidSimOptions, type SimCustomer } from '../../src/sim/prepaid-sim.js'
 import { buildRiskSim, type RiskSim, type RiskSimOptions } from '../../src/sim/risk-sim.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
@@ -15,6 +15,8 @@ interface Teardown { teardown: (fn: () => unknown) => void }
 export const GATEWAY = { apiKey: 'gw-key-SECRET-1', pgInstanceId: 'PG01', merchantId: 'M0001' }
 export const PREPAID = { apiKey: 'pp-key-SECRET-2', consumerKey: 'pp-consumer-SECRET-3', secureCode: 'pp-secure-SECRET-4', clientId: 'CL01', bankId: '1234' }
 export const RISK = { accessToken: 'risk-token-SECRET-5', instanceId: '1001', channelId: 'EXTAUTH' }
+/** the spec gives no Unload path: both sides are told this one */
+export const UNLOAD_PATH = '/test/v2/unload'
 
 async function up (t: Teardown, app: FastifyInstance): Promise<string> {
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
@@ -29,9 +31,9 @@ export interface Sims {
   env: Record<string, string>
 }
 
-export async function startSims (t: Teardown, opts: { gateway?: Partial<GatewaySimOptions>, customers?: SimCustomer[], risk?: Partial<RiskSimOptions> } = {}): Promise<Sims> {
+export async function startSims (t: Teardown, opts: { gateway?: Partial<GatewaySimOptions>, customers?: SimCustomer[], risk?: Partial<RiskSimOptions>, prepaid?: Partial<PrepaidSimOptions> } = {}): Promise<Sims> {
   const gateway = buildGatewaySim({ ...GATEWAY, otpGenerator: () => '123456', ...opts.gateway })
-  const prepaid = buildPrepaidSim({ ...PREPAID, customers: opts.customers ?? [] })
+  const prepaid = buildPrepaidSim({ ...PREPAID, customers: opts.customers ?? [], unloadPath: UNLOAD_PATH, ...opts.prepaid })
   const risk = buildRiskSim({ ...RISK, ...opts.risk })
   const [g, p, r] = await Promise.all([up(t, gateway.app), up(t, prepaid.app), up(t, risk.app)])
   return {
@@ -40,7 +42,7 @@ export async function startSims (t: Teardown, opts: { gateway?: Partial<GatewayS
     risk,
     env: {
       GATEWAY_URL: g, GATEWAY_API_KEY: GATEWAY.apiKey, GATEWAY_PG_INSTANCE_ID: GATEWAY.pgInstanceId, GATEWAY_MERCHANT_ID: GATEWAY.merchantId, GATEWAY_VERSION: '1.0.0.1',
-      PREPAID_URL: p, PREPAID_API_KEY: PREPAID.apiKey, PREPAID_CONSUMER_KEY: PREPAID.consumerKey, PREPAID_SECURE_CODE: PREPAID.secureCode, PREPAID_CLIENT_ID: PREPAID.clientId, PREPAID_BANK_ID: PREPAID.bankId,
+      PREPAID_URL: p, PREPAID_API_KEY: PREPAID.apiKey, PREPAID_CONSUMER_KEY: PREPAID.consumerKey, PREPAID_SECURE_CODE: PREPAID.secureCode, PREPAID_CLIENT_ID: PREPAID.clientId, PREPAID_BANK_ID: PREPAID.bankId, PREPAID_UNLOAD_PATH: UNLOAD_PATH,
       RISK_URL: r, RISK_ACCESS_TOKEN: RISK.accessToken, RISK_INSTANCE_ID: RISK.instanceId, RISK_CHANNEL_ID: RISK.channelId, RISK_TIMEOUT_MS: '300'
     }
   }
