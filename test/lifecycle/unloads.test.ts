@@ -71,10 +71,11 @@ t.test('an unload: amount + fee leave the wallet once, on both sides; a repeat i
 t.test('the platform declines: each family gives the hold back, nothing moves', async (t) => {
   const refusals = new Map<string, string>()
   const { sims, store, call } = await rig(t, { prepaid: { refusal: (_call, req) => refusals.get(String(req.clientTxnId)) } })
-  for (const [code, family] of [['6919', 'insufficient_funds'], ['1052', 'system'], ['7948', 'not_allowed'], ['1081', 'not_allowed'], ['1045', 'invalid_request']]) {
+  const declines: Array<[string, string]> = [['6919', 'insufficient_funds'], ['1052', 'system'], ['7948', 'not_allowed'], ['1081', 'not_allowed'], ['1045', 'invalid_request']]
+  for (const [code, family] of declines) {
     const w = await wallet(sims, store)
     const body = unloadBody(w)
-    refusals.set(String(body.clientTxnId), code as string)
+    refusals.set(String(body.clientTxnId), code)
     const r = await call('POST', '/v1/unloads', body)
     t.equal(r.status, 200, family)
     t.match(r.body, { status: 'DECLINED', upstream: { code } }, `${code} (${family})`)
