@@ -8,6 +8,7 @@
 // whenever the process stops, the next call of the same reference first completes the operation the
 // record names, and the store's reference makes it happen once. So the record and the money never
 // disagree for longer than until that next call.
+import { createHash } from 'node:crypto'
 import type { PrepaidDeclined } from '../adapters/prepaid.js'
 import type { Failed, Ok } from '../adapters/result.js'
 import { StoreRejection } from '../errors.js'
@@ -53,8 +54,18 @@ export interface HeldMoveRecord {
   reconcile?: string
   /** why extauth itself declined, before asking the platform */
   reason?: 'INSUFFICIENT_FUNDS'
+  /**
+   * a hash of the values that make the call: a repeat must carry the same ones. The values themselves
+   * are not kept (a caller may put anything in an account number); the repeat brings them again.
+   */
+  fingerprint: string
   createdAtMs: number
   updatedAtMs: number
+}
+
+/** The fingerprint of a call's values (sha256 of their JSON). */
+export function fingerprintOf (values: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(values)).digest('hex')
 }
 
 /** What every transfer and unload answer says about its money. */
@@ -139,8 +150,8 @@ export class HeldMoves<R extends HeldMoveRecord> {
   }
 
   /** A repeat with other values than the first call's is a conflict, never a new operation. */
-  conflict (same: boolean, id: string): void {
-    if (!same) throw new LifecycleConflict('REFERENCE_CONFLICT', `${this.kind} ${id} exists with other values`)
+  conflict (r: HeldMoveRecord, fingerprint: string): void {
+    if (r.fingerprint !== fingerprint) throw new LifecycleConflict('REFERENCE_CONFLICT', `${this.kind} ${r.clientTxnId} exists with other values`)
   }
 
   /** The answer fields every transfer and unload carries. */

@@ -3,7 +3,7 @@
 // gives it back, a 00 credits the receiver, once.
 import type { PrepaidAdapter } from '../adapters/prepaid.js'
 import type { Store } from '../store/types.js'
-import { HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
+import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleNotFound } from './outcome.js'
 
 export interface TransferRequest {
@@ -19,8 +19,6 @@ export interface TransferRequest {
 export interface TransferRecord extends HeldMoveRecord {
   fromUrn: string
   toUrn: string
-  fromAccountNumber: string
-  toAccountNumber: string
   amount: string
 }
 
@@ -56,19 +54,15 @@ export class TransferService {
   async transfer (req: TransferRequest): Promise<TransferAnswer> {
     const id = req.clientTxnId
     return await this.moves.locked(id, async () => {
+      const fingerprint = fingerprintOf([req.fromUrn, req.toUrn, req.amount, req.fromAccountNumber, req.toAccountNumber])
       let r = await this.moves.find(id)
-      if (r !== null) {
-        this.moves.conflict(r.fromUrn === req.fromUrn && r.toUrn === req.toUrn && r.amount === String(req.amount) &&
-          r.fromAccountNumber === req.fromAccountNumber && r.toAccountNumber === req.toAccountNumber, id)
-      }
+      if (r !== null) this.moves.conflict(r, fingerprint)
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
         const [from, to] = await Promise.all([this.store.getCustomer(req.fromUrn), this.store.getCustomer(req.toUrn)])
         if (from === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.fromUrn}`)
         if (to === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.toUrn}`)
-        r = await this.moves.create({
-          clientTxnId: id, fromUrn: req.fromUrn, toUrn: req.toUrn, fromAccountNumber: req.fromAccountNumber, toAccountNumber: req.toAccountNumber, amount: String(req.amount)
-        }, { urn: req.fromUrn, amount: req.amount })
+        r = await this.moves.create({ clientTxnId: id, fromUrn: req.fromUrn, toUrn: req.toUrn, amount: String(req.amount), fingerprint }, { urn: req.fromUrn, amount: req.amount })
       }
       const input = {
         clientTxnId: id,

@@ -3,7 +3,7 @@
 // customer cannot spend it meanwhile; a 00 makes the hold the final debit, a definite decline gives it back.
 import { checkUnload, type PrepaidAdapter, type UnloadInput } from '../adapters/prepaid.js'
 import type { Store } from '../store/types.js'
-import { HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
+import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound } from './outcome.js'
 
 export interface UnloadRequest {
@@ -33,23 +33,24 @@ export interface UnloadRequest {
 export interface UnloadRecord extends HeldMoveRecord {
   urn: string
   customerId: string
-  accountNumber: string
   amount: string
   fee: string
-  /** what the platform is sent, the same on every attempt (requestDateTime of the first) */
-  request: Omit<UnloadInput, 'requestDateTime'> & { requestDateTime: string }
+  /** the first attempt's: every attempt sends the same request */
+  requestDateTimeMs: number
 }
 
 export interface UnloadAnswer extends HeldMoveAnswer {
   urn: string
-  accountNumber: string
   amount: string
   fee: string
 }
 
 /** The values that make an unload: a repeat must carry the same ones. */
-function fingerprint (r: Pick<UnloadRecord['request'], 'accountNumber' | 'amount' | 'fee' | 'receiver' | 'sourceType' | 'fundFlowType' | 'implId' | 'implType' | 'beneficiaryId'>): string {
-  return JSON.stringify([r.accountNumber, r.amount, r.fee, r.receiver, r.sourceType, r.fundFlowType, r.implId, r.implType, r.beneficiaryId])
+function fingerprint (req: UnloadRequest): string {
+  return fingerprintOf([
+    req.urn, req.accountNumber, req.amount, req.fee, req.receiver, req.sourceType, req.fundFlowType, req.implId, req.implType,
+    req.beneficiaryId, req.customerId ?? null, req.customerMobile ?? null, req.reservedField1 ?? null, req.extra ?? null
+  ])
 }
 
 export class UnloadService {
@@ -63,7 +64,7 @@ export class UnloadService {
   }
 
   private answer (r: UnloadRecord, extra: Partial<UnloadAnswer> = {}, failed?: Parameters<HeldMoves<UnloadRecord>['answer']>[1]): UnloadAnswer {
-    return { ...this.moves.answer(r, failed), urn: r.urn, accountNumber: r.accountNumber, amount: r.amount, fee: r.fee, ...extra }
+    return { ...this.moves.answer(r, failed), urn: r.urn, amount: r.amount, fee: r.fee, ...extra }
   }
 
   async get (id: string): Promise<UnloadAnswer> {
@@ -73,14 +74,11 @@ export class UnloadService {
   /** Throws the adapter's bad-request error, holding and sending nothing, when a field breaks the spec. */
   async unload (req: UnloadRequest): Promise<UnloadAnswer> {
     const id = req.clientTxnId
-    const { urn: _u, ...fields } = req
-    checkUnload({ ...fields, customerId: req.customerId ?? 'unknown' })
+    const { urn: _u, ...checked } = req
+    checkUnload({ ...checked, customerId: req.customerId ?? 'unknown' })
     return await this.moves.locked(id, async () => {
       let r = await this.moves.find(id)
-      if (r !== null) {
-        this.moves.conflict(r.urn === req.urn && fingerprint(r.request) === fingerprint(req) &&
-          (req.customerId === undefined || req.customerId === r.customerId), id)
-      }
+      if (r !== null) this.moves.conflict(r, fingerprint(req))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
         const customer = await this.store.getCustomer(req.urn)
@@ -89,18 +87,12 @@ export class UnloadService {
         if (customerId === null) {
           throw new LifecycleConflict('WRONG_STATE', `customer ${req.urn} has no customerId recorded: set it, or send customerId`)
         }
-        const { urn: _urn, customerId: _given, ...rest } = req
         r = await this.moves.create({
-          clientTxnId: id,
-          urn: req.urn,
-          customerId,
-          accountNumber: req.accountNumber,
-          amount: String(req.amount),
-          fee: String(req.fee),
-          request: { ...rest, customerId, requestDateTime: new Date(this.clock()).toISOString() }
+          clientTxnId: id, urn: req.urn, customerId, amount: String(req.amount), fee: String(req.fee), requestDateTimeMs: this.clock(), fingerprint: fingerprint(req)
         }, { urn: req.urn, amount: req.amount + req.fee })
       }
-      const input: UnloadInput = { ...r.request, requestDateTime: new Date(r.request.requestDateTime) }
+      const { urn: _urn, ...fields } = req
+      const input: UnloadInput = { ...fields, customerId: r.customerId, requestDateTime: new Date(r.requestDateTimeMs) }
       const out = await this.moves.advance(r, {
         send: async () => await this.prepaid.sendUnload(input),
         read: async (token) => await this.prepaid.readUnload(token, id),
