@@ -9,6 +9,7 @@
 // record names, and the store's reference makes it happen once. So the record and the money never
 // disagree for longer than until that next call.
 import { createHash } from 'node:crypto'
+import { isAdapterBadRequest } from '../adapters/errors.js'
 import type { PrepaidDeclined } from '../adapters/prepaid.js'
 import type { Failed, Ok } from '../adapters/result.js'
 import { StoreRejection } from '../errors.js'
@@ -232,7 +233,14 @@ export class HeldMoves<R extends HeldMoveRecord> {
           r = await this.settleHold(await this.save(r, { hold: { ...r.hold, seq: r.hold.seq + 1, state: 'taking' } } as Partial<R>))
           if (r.hold.state === 'none') return { r: await this.save(r, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' } as Partial<R>) }
         }
-        const sent = await steps.send()
+        let sent: Awaited<ReturnType<HeldMoveSteps<R>['send']>>
+        try {
+          sent = await steps.send()
+        } catch (err) {
+          // a request the adapter refuses to build was never sent: the hold goes back before the error does
+          if (isAdapterBadRequest(err)) await this.release(r, {})
+          throw err
+        }
         if (sent.kind === 'failed') {
           // never reached the platform: give the hold back; may have: keep it until a repeat settles it
           if (!sent.sent) r = await this.release(r, {})

@@ -82,6 +82,15 @@ t.test('a hold given back whose record was not saved is not taken for a hold in 
   t.equal(((await r.inner.getCustomer(a))?.available ?? 0) + ((await r.inner.getCustomer(b))?.available ?? 0), START, 'no money created')
 })
 
+t.test('a request the adapter refuses to build gives the hold back', async (t) => {
+  const r = await rig(t)
+  const { a, b } = await pair(r)
+  const req = { clientTxnId: `TX${process.pid}x1`, fromUrn: a, toUrn: b, fromAccountNumber: '', toAccountNumber: `ACC-${b}`, amount: AMOUNT }
+  await t.rejects(r.transfers.transfer(req), { code: 'EXTAUTH_ERR_ADAPTER_BAD_REQUEST' })
+  t.equal((await r.inner.getCustomer(a))?.available, START, 'nothing held')
+  t.equal(r.sim.faults.count('encrypt'), 0, 'nothing sent')
+})
+
 type Scenario = 'ok' | 'not-sent' | 'answer-unread' | 'declined'
 const SCENARIOS: Scenario[] = ['ok', 'not-sent', 'answer-unread', 'declined']
 const METHODS: FaultyMethod[] = ['putLifecycle', 'debit', 'credit']
