@@ -125,7 +125,8 @@ const spec = {
   SHED_EVENT_LOOP_DELAY_MS: intRange(0, 60000)({ default: 200 }),
   SHED_HEAP_USED_BYTES: intRange(0, Number.MAX_SAFE_INTEGER)({ default: 0 }),
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
-  RULES_WATCH: bool({ default: true })
+  RULES_WATCH: bool({ default: true }),
+  DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 })
 }
 
 export interface Config {
@@ -154,6 +155,8 @@ export interface Config {
   shedHeapUsedBytes: number
   graceMs: number
   rulesWatch: boolean
+  /** how long decisions and credit/debit references are kept (longer for decisions in longer limit windows) */
+  decisionRetentionMs: number
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
@@ -212,6 +215,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     shedHeapUsedBytes: clean.SHED_HEAP_USED_BYTES,
     graceMs: clean.GRACE_MS,
     rulesWatch: clean.RULES_WATCH,
+    decisionRetentionMs: clean.DECISION_RETENTION_DAYS * 24 * 3600_000,
     adapters,
     env
   }

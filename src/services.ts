@@ -26,7 +26,7 @@ export interface Services extends AppDeps {
 export async function createStore (config: Config, log: Logger): Promise<Store> {
   if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
-    return new MemoryStore()
+    return new MemoryStore({ retentionMs: config.decisionRetentionMs })
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
@@ -37,7 +37,7 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
   client.on('ready', () => { wasReady = true; log.info('redis ready') })
   client.on('end', () => { if (wasReady) log.warn('redis connection ended') })
   client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs })
   try {
     await store.connect()
   } catch (err) {

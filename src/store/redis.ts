@@ -5,11 +5,11 @@ import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
 import {
-  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
-import { MAX_BALANCE, normalizeRecord } from './record.js'
+import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 
 type Client = Redis | Cluster
 type Reply = unknown
@@ -73,6 +73,7 @@ export class RedisStore implements Store {
   private readonly keys: Keys
   private readonly scripts: ScriptCommands
   private readonly streamMaxLen: number
+  private readonly retentionMs: number
   /**
    * Redis clock minus ours. The authorize script compares the deadline with Redis TIME; without this a
    * Redis host whose clock runs ahead would refuse every commit, and one behind would commit too late.
@@ -80,11 +81,16 @@ export class RedisStore implements Store {
   private clockOffsetMs = 0
   private offsetTimer: NodeJS.Timeout | null = null
 
-  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number }) {
+  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number, retentionMs?: number }) {
     this.client = client
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+    this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
+  }
+
+  private get retentionSeconds (): string {
+    return String(Math.ceil(this.retentionMs / 1000))
   }
 
   /** Connects (the client is lazy) and checks the server answers. */
@@ -114,6 +120,7 @@ export class RedisStore implements Store {
   }
 
   async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
+    assertAmount(input.debitAmount, 'debitAmount', { zero: true })
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
@@ -121,7 +128,7 @@ export class RedisStore implements Store {
       4 + limitKeys.length,
       k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
-      String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(DECISION_TTL_SECONDS),
+      String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)),
       String(this.streamMaxLen), input.decline?.code ?? '', input.decline?.ruleId ?? '',
       JSON.stringify(input.meta), String(input.limits.length)
     ]
@@ -146,7 +153,7 @@ export class RedisStore implements Store {
     const out = await this.scripts.extauthAbandon(
       3 + limitKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
-      String(input.deadlineAtMs), String(DECISION_TTL_SECONDS), String(this.streamMaxLen))
+      String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen))
     return out as AbandonOutcome
   }
 
@@ -184,9 +191,10 @@ export class RedisStore implements Store {
   }
 
   private async moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    assertAmount(amount, kind)
     const k = this.keys
     const out = await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
-      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE)) as string[]
+      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE), this.retentionSeconds) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     return { replayed: out[1] === '1', available: Number(out[2]) }
   }
@@ -200,11 +208,14 @@ export class RedisStore implements Store {
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
-    const raw = await this.client.get(this.keys.decision(urn, reference))
-    return raw === null ? null : normalizeRecord(JSON.parse(raw))
+    const key = this.keys.decision(urn, reference)
+    const [raw, pttl] = await Promise.all([this.client.get(key), this.client.pttl(key)])
+    if (raw === null) return null
+    return { ...normalizeRecord(JSON.parse(raw)), expiresAtMs: pttl >= 0 ? Date.now() + pttl : null }
   }
 
   async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+    if (amount !== null) assertAmount(amount, 'reversal amount')
     const k = this.keys
     // The script needs the decision's window keys declared; read them first. They never change to other
     // keys afterwards (a release only removes or re-adds entries in the same windows).
