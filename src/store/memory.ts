@@ -1,6 +1,6 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
-import { reject } from '../errors.js'
+import { ERR_STORE_NOT_DONE, reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
 import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
@@ -343,6 +343,6 @@ export class MemoryStore implements Store {
   }
 
   private assertOpen (): void {
-    if (this.closed) throw new Error('store is closed')
+    if (this.closed) throw new ERR_STORE_NOT_DONE('the store is closed')
   }
 }
