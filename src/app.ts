@@ -24,7 +24,7 @@ export interface AppDeps {
   compensator: Compensator
   risk?: RiskLookup
   clock?: () => number
-  /** the deadline guard's timers (fake ones in tests) */
+  /** the deadline guard's timers (fake ones in tests, with a faked Date.now); `clock` is the answers' clock */
   timers?: Timers
   /** the card-lifecycle services of the configured adapters (README "Card lifecycle API") */
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
@@ -96,7 +96,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     allowedSourceIps: config.allowedSourceIps,
     answer: answerCtx,
     metrics,
-    clock: { now: clock, timers: deps.timers ?? systemTimers },
+    clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
     decision: {
       store: deps.store,
       rules: deps.rules.current,
