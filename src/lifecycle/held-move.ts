@@ -15,7 +15,7 @@ import type { Failed, Ok } from '../adapters/result.js'
 import { StoreRejection } from '../errors.js'
 import type { Store } from '../store/types.js'
 import {
-  LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, withLock,
+  LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, withLock,
   type LifecycleAnswer, type LifecycleStatus, type Upstream
 } from './outcome.js'
 
@@ -223,6 +223,12 @@ export class HeldMoves<R extends HeldMoveRecord> {
    * heard, the failure (the record then says what stays held).
    */
   async advance (r: R, steps: HeldMoveSteps<R>): Promise<{ r: R, failed?: Failed }> {
+    // a FAILED record waits for a person; it never names an operation still to complete
+    if (r.status === 'FAILED') return { r }
+    const unconfirmed = r.hold.state === 'taking' || r.hold.state === 'releasing' || r.status === 'AUTHORIZED'
+    if (unconfirmed && this.clock() - r.updatedAtMs >= MONEY_REFERENCE_HORIZON_MS) {
+      return { r: await this.save(r, { status: 'FAILED', reconcile: STALE_RECONCILE } as Partial<R>) }
+    }
     r = await this.settleHold(r)
     if (this.isFinal(r)) return { r }
     if (r.status === 'PENDING') {

@@ -2,7 +2,7 @@
 // failure whether the same call may be repeated (README "Card lifecycle API").
 import { randomUUID } from 'node:crypto'
 import type { Failed } from '../adapters/result.js'
-import type { LifecycleKind, Store } from '../store/types.js'
+import { DECISION_RETENTION_MS_MIN, type LifecycleKind, type Store } from '../store/types.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from '../adapters/config.js'
 
 export type LifecycleStatus =
@@ -21,6 +21,16 @@ export interface LifecycleAnswer {
   /** the earlier outcome of this reference was returned; nothing was called or changed */
   replayed?: boolean
 }
+
+/**
+ * How long the store surely remembers the reference of a credit or debit (DECISION_RETENTION_DAYS is never
+ * less). A money operation that a record names but never confirmed is completed by a repeat only within
+ * it: later, the store may have forgotten it was made and would make it again.
+ */
+export const MONEY_REFERENCE_HORIZON_MS = DECISION_RETENTION_MS_MIN
+
+export const STALE_RECONCILE = 'a store operation of this call was left unconfirmed longer than the store keeps its reference ' +
+  '(DECISION_RETENTION_DAYS): check the customer\'s balance for it and settle by hand'
 
 /** An upstream failure: nothing it did is assumed, the store is unchanged, the caller may repeat the call. */
 export function failedAnswer (f: Failed): LifecycleAnswer & { failure: string } {
