@@ -225,3 +225,19 @@ t.test('without PREPAID_UNLOAD_PATH unloads are not configured', async (t) => {
   t.equal(r.status, 503)
   t.match(r.body, { error: 'NOT_CONFIGURED' })
 })
+
+t.test('the customerId sent is the customer\'s own unless the call names one; an unknown urn is 404', async (t) => {
+  const { sims, store, call } = await rig(t)
+  const w = await wallet(sims, store)
+  await store.putCustomer('UNOID', {})
+  await store.credit('UNOID', START, 'seed-UNOID')
+  const noId = await call('POST', '/v1/unloads', unloadBody({ urn: 'UNOID', customerId: '', accountNumber: w.accountNumber }))
+  t.equal(noId.status, 409)
+  t.match(noId.body, { error: 'WRONG_STATE' })
+  t.equal((await store.getCustomer('UNOID'))?.available, START, 'nothing held')
+  // the platform knows the wallet by customerId: naming it unloads from that wallet
+  const named = await call('POST', '/v1/unloads', unloadBody({ urn: 'UNOID', customerId: '', accountNumber: w.accountNumber }, { customerId: w.customerId }))
+  t.match(named.body, { status: 'UNLOADED' })
+  t.equal(sims.prepaid.wallets.customer(w.urn)?.balance, START - AMOUNT - FEE)
+  t.equal((await call('POST', '/v1/unloads', unloadBody({ urn: 'NOSUCHURN', customerId: '', accountNumber: 'A' }))).status, 404)
+})
