@@ -8,7 +8,8 @@ import type { UnloadService } from '../lifecycle/unloads.js'
 import type { PreAuthService } from '../lifecycle/preauths.js'
 import type { RiskAdapter, RiskAnalyseInput } from '../adapters/risk.js'
 import { isAdapterBadRequest } from '../adapters/errors.js'
-import { LifecycleConflict, LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
+import { LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
+import { apiError } from '../errors.js'
 import { amountOf, amountSchema } from './amount.js'
 
 export interface LifecycleOptions {
@@ -123,7 +124,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     }
   }, async (request, reply) => {
     const b = request.body
-    if (b.fromUrn === b.toUrn) throw Object.assign(new Error('transfers between sub-wallets of one customer are not supported'), { statusCode: 400, code: 'SAME_CUSTOMER' })
+    if (b.fromUrn === b.toUrn) throw apiError('SAME_CUSTOMER', 'transfers between sub-wallets of one customer are not supported')
     const a = await (opts.transfers ?? notConfigured('prepaid')).transfer({ ...b, amount: amountOf(b.amount) })
     status(reply, a)
     return a
@@ -138,7 +139,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       const b = request.body as Record<string, unknown> | null
       for (const name of ['sourceType', 'beneficiaryId']) {
         if (b !== null && typeof b === 'object' && name in b && typeof b[name] !== 'number') {
-          throw Object.assign(new Error(`body/${name} must be an integer`), { statusCode: 400, code: 'VALIDATION' })
+          throw apiError('VALIDATION', `body/${name} must be an integer`)
         }
       }
     },
@@ -170,7 +171,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     const unloads = opts.unloads ?? notConfigured('prepaid unload (PREPAID_UNLOAD_PATH)')
     const b = request.body
     const fee = Number(b.fee)
-    if (!Number.isSafeInteger(fee)) throw Object.assign(new Error('fee must be a whole number of minor units'), { statusCode: 400, code: 'VALIDATION' })
+    if (!Number.isSafeInteger(fee)) throw apiError('VALIDATION', 'fee must be a whole number of minor units')
     const a = await unloads.unload({ ...(b as unknown as Parameters<UnloadService['unload']>[0]), amount: amountOf(b.amount), fee })
     status(reply, a)
     return a
@@ -198,16 +199,14 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       const { kind: _kind, ...assessment } = res
       return { status: 'ASSESSED', upstream: { code: '00', description: assessment.ruleSuggestion }, assessment }
     } catch (err) {
-      if (isAdapterBadRequest(err)) throw Object.assign(new Error(`risk request refused before sending: ${err.problems.join('; ')}`), { statusCode: 400, code: 'VALIDATION' })
+      if (isAdapterBadRequest(err)) throw apiError('VALIDATION', `risk request refused before sending: ${err.problems.join('; ')}`)
       throw err
     }
   })
 }
 
 /** Maps lifecycle errors to the admin listener's {error, message}; returns null for other errors. */
-export function lifecycleErrorStatus (err: unknown): { status: number, error: string, message: string } | null {
-  if (err instanceof LifecycleNotFound) return { status: err.code === 'NOT_CONFIGURED' ? 503 : 404, error: err.code, message: err.message }
-  if (err instanceof LifecycleConflict) return { status: 409, error: err.code, message: err.message }
-  if (isAdapterBadRequest(err)) return { status: 400, error: 'VALIDATION', message: `refused before sending: ${err.problems.join('; ')}` }
-  return null
+/** An adapter's refusal before sending is the caller's bad input. */
+export function asApiError (err: unknown): unknown {
+  return isAdapterBadRequest(err) ? apiError('VALIDATION', `refused before sending: ${err.problems.join('; ')}`) : err
 }

@@ -92,7 +92,7 @@ export interface HeldMoveSteps<R extends HeldMoveRecord> {
 const RECONCILE = 'the platform reports this clientTxnId as already used; check its outcome there, then release or complete the held amount'
 
 function isInsufficient (err: unknown): boolean {
-  return err instanceof StoreRejection && err.code === 'INSUFFICIENT_FUNDS'
+  return err instanceof StoreRejection && err.word === 'INSUFFICIENT_FUNDS'
 }
 
 export class HeldMoves<R extends HeldMoveRecord> {

@@ -163,7 +163,7 @@ export class LoadService {
         r = await this.save(r, { status: 'LOADED' })
         return this.answer(r, { available: String(c.available) })
       } catch (err) {
-        if (err instanceof StoreRejection && err.code === 'CUSTOMER_NOT_FOUND') throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${r.urn}`)
+        if (err instanceof StoreRejection && err.word === 'CUSTOMER_NOT_FOUND') throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${r.urn}`)
         throw err
       }
     }, this.lockTtlMs)

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import type { Failed } from '../adapters/result.js'
 import { DECISION_RETENTION_MS_MIN, type LifecycleKind, type Store } from '../store/types.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from '../adapters/config.js'
+import { ExtauthError } from '../errors.js'
 
 export type LifecycleStatus =
   | 'OTP_SENT' | 'OTP_VERIFIED' | 'AUTHORIZED' | 'LOADED' | 'OTP_INVALID' | 'OTP_EXPIRED' | 'OTP_EXHAUSTED'
@@ -37,18 +38,13 @@ export function failedAnswer (f: Failed): LifecycleAnswer & { failure: string } 
   return { status: 'FAILED', upstream: null, retryable: f.retryable, failure: f.reason }
 }
 
-export class LifecycleConflict extends Error {
-  constructor (readonly code: 'REFERENCE_CONFLICT' | 'IN_PROGRESS' | 'WRONG_STATE', message: string) {
-    super(message)
-    this.name = 'LifecycleConflict'
-  }
+export class LifecycleConflict extends ExtauthError<'REFERENCE_CONFLICT' | 'IN_PROGRESS' | 'WRONG_STATE'> {
+  override readonly name = 'LifecycleConflict'
 }
 
-export class LifecycleNotFound extends Error {
-  constructor (readonly code: 'LOAD_NOT_FOUND' | 'TRANSFER_NOT_FOUND' | 'UNLOAD_NOT_FOUND' | 'CUSTOMER_NOT_FOUND' | 'NOT_CONFIGURED', message: string) {
-    super(message)
-    this.name = 'LifecycleNotFound'
-  }
+/** Not found, or (NOT_CONFIGURED) the party behind the call is not configured. */
+export class LifecycleNotFound extends ExtauthError<'LOAD_NOT_FOUND' | 'TRANSFER_NOT_FOUND' | 'UNLOAD_NOT_FOUND' | 'CUSTOMER_NOT_FOUND' | 'NOT_CONFIGURED'> {
+  override readonly name = 'LifecycleNotFound'
 }
 
 /**

@@ -57,7 +57,7 @@ export async function rejectionCode (p: Promise<unknown>): Promise<string> {
   try {
     await p
   } catch (err) {
-    if (err instanceof StoreRejection) return err.code
+    if (err instanceof StoreRejection) return err.word
     throw err
   }
   return 'none'
