@@ -4,6 +4,8 @@ import { cleanEnv, str, port, bool, makeValidator, type ReporterOptions } from '
 import ipaddr from 'ipaddr.js'
 import { assertTimeZone } from './time.js'
 import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
+import { loadControlDefaults, ControlsFileError } from './controls/defaults-file.js'
+import type { CardControls } from './controls/types.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -125,7 +127,8 @@ const spec = {
   SHED_EVENT_LOOP_DELAY_MS: intRange(0, 60000)({ default: 200 }),
   SHED_HEAP_USED_BYTES: intRange(0, Number.MAX_SAFE_INTEGER)({ default: 0 }),
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
-  RULES_WATCH: bool({ default: true })
+  RULES_WATCH: bool({ default: true }),
+  CARD_CONTROLS_FILE: str({ default: '' })
 }
 
 export interface Config {
@@ -154,6 +157,10 @@ export interface Config {
   shedHeapUsedBytes: number
   graceMs: number
   rulesWatch: boolean
+  /** CARD_CONTROLS_FILE, '' when unset */
+  cardControlsFile: string
+  /** the program's default card controls (every kind enabled with no limit without the file) */
+  cardControlDefaults: CardControls
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
@@ -188,6 +195,13 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     const variable = /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'adapter configuration'
     throw new ConfigError(variable, message.slice(variable.length).trim() || 'is invalid')
   }
+  let cardControlDefaults: CardControls
+  try {
+    cardControlDefaults = loadControlDefaults(clean.CARD_CONTROLS_FILE)
+  } catch (err) {
+    if (err instanceof ControlsFileError) throw new ConfigError('CARD_CONTROLS_FILE', err.message)
+    throw err
+  }
   return {
     consumerKey: clean.EXTAUTH_CONSUMER_KEY,
     clientId: clean.EXTAUTH_CLIENT_ID,
@@ -212,6 +226,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     shedHeapUsedBytes: clean.SHED_HEAP_USED_BYTES,
     graceMs: clean.GRACE_MS,
     rulesWatch: clean.RULES_WATCH,
+    cardControlsFile: clean.CARD_CONTROLS_FILE,
+    cardControlDefaults,
     adapters,
     env
   }

@@ -25,6 +25,7 @@ export function reject (code: StoreRejectionCode): never {
 
 export type StoreRejectionCode =
   | 'CUSTOMER_NOT_FOUND'
+  | 'CARD_NOT_FOUND'
   | 'DECISION_NOT_FOUND'
   | 'REFERENCE_CONFLICT'
   | 'INSUFFICIENT_FUNDS'

@@ -23,6 +23,7 @@ export interface AdminOptions {
 
 const REJECTION_STATUS: Record<string, number> = {
   CUSTOMER_NOT_FOUND: 404,
+  CARD_NOT_FOUND: 404,
   DECISION_NOT_FOUND: 404,
   REFERENCE_CONFLICT: 409,
   INSUFFICIENT_FUNDS: 409,
@@ -32,7 +33,8 @@ const REJECTION_STATUS: Record<string, number> = {
   BALANCE_LIMIT: 409
 }
 
-const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
+export const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
+export const last4Param = { type: 'string', pattern: '^[0-9]{4}$' }
 const refParam = { type: 'string', minLength: 1, maxLength: 50 }
 /**
  * A credit or debit reference: no ':' so it can never be taken for one of the card-lifecycle's own money
