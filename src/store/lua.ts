@@ -169,6 +169,7 @@ local decidedCode = cjson.null
 if onDeadline then
   decidedCode = code
   code, reason, ruleId = '05', 'deadline', ''
+  controlHit = nil
 end
 
 local held = 0

@@ -126,7 +126,7 @@ export class MemoryStore implements Store {
     const storeNow = this.clock()
     const onDeadline = storeNow > input.deadlineAtMs
     const decidedCode = onDeadline ? code : null
-    if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null }
+    if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null; controlHit = null }
 
     let held = 0
     const limitEntries: Array<[string, string]> = []

@@ -156,6 +156,9 @@ export function controlsContract (t: Test, make: MakeStore, authInput: AuthInput
     const pastDeadline = authInput(fresh, { debitAmount: 500, deadlineAtMs: Date.now() - 1000, controls: late.controls })
     t.match(await store.authorize(pastDeadline), { code: '05', reason: 'deadline' })
     t.match(await store.getDecision(fresh, pastDeadline.reference), { controlEntries: [] })
+    const offLate = await store.authorize(authInput(fresh, { deadlineAtMs: Date.now() - 1000, controls: controls([['ATM', { enabled: false }]]) }))
+    t.match(offLate, { code: '05', reason: 'deadline' })
+    t.equal(offLate.control, undefined, 'an answer on the deadline names no control')
     t.match(await store.authorize(authInput(fresh, { debitAmount: 500, controls: late.controls })), { code: '00' }, 'the POS total was untouched')
   })
 
