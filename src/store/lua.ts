@@ -192,7 +192,8 @@ local controlEntries = {}
 if code == '00' then
   for j = 1, m do
     local key = KEYS[ck + j]
-    if redis.call('INCRBY', key, debit) == debit then redis.call('PEXPIRE', key, ARGV[cb + 1]) end
+    -- the amount as sent, digits: how a Lua number is turned into an argument differs between Redis versions
+    if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[cb + 1]) end
     table.insert(controlEntries, {key, ARGV[4]})
   end
 end
