@@ -162,6 +162,17 @@ export function controlsContract (t: Test, make: MakeStore, authInput: AuthInput
     t.match(await store.authorize(authInput(fresh, { debitAmount: 500, controls: late.controls })), { code: '00' }, 'the POS total was untouched')
   })
 
+  t.test('controls: the largest amounts are checked and counted exactly', async (t) => {
+    const store = await make(t)
+    const max = 999_999_999_999_999
+    const urn = await cardholder(store, max)
+    const c = controls([['POS', { dailyMax: max, perTransactionMax: max }]])
+    t.match(await store.authorize(authInput(urn, { debitAmount: max - 1, controls: c })), { code: '00' })
+    t.match(await store.authorize(authInput(urn, { debitAmount: 2, controls: c })), { code: '61', control: { check: 'dailyMax', limit: max, totalBefore: max - 1, debit: 2 } })
+    t.match(await store.authorize(authInput(urn, { debitAmount: 1, controls: c })), { code: '00' }, 'up to dailyMax exactly')
+    t.equal(await balance(store, urn), 0)
+  })
+
   t.test('controls: a card own settings, read and patched field by field', async (t) => {
     const store = await make(t)
     const urn = await cardholder(store)
