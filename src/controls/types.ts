@@ -1,4 +1,4 @@
-// Card controls (README "Card controls"): the cardholder's on/off switch and limits per kind of use. A card's
+// Card controls (docs/api/card-controls.md): the cardholder's on/off switch and limits per kind of use. A card's
 // own settings are kept field by field over the program's defaults, so a default changed later still
 // reaches every field the card has not set itself.
 export const CONTROL_KINDS = ['POS', 'ATM', 'ECOM', 'POS-Contactless', 'international'] as const

@@ -38,7 +38,7 @@ end
  * ARGV[12] stateless decline code or ''                    ARGV[13] its rule id or ''
  * ARGV[14] meta JSON, stored as is                         ARGV[15] n, the number of limits
  * ARGV[16+7(i-1) ..] per limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId
- * Card controls (README "Card controls"), after the limits; with m = 0 nothing is checked or counted:
+ * Card controls (docs/api/card-controls.md), after the limits; with m = 0 nothing is checked or counted:
  * KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
  * ARGV[cb] m, the number of controls that apply (cb = 16 + 7n)   ARGV[cb+1] ms a daily total is kept
  * ARGV[cb+2+4(j-1) ..] per control j: kind, default enabled '1'|'0', default perTransactionMax or '', default dailyMax or ''

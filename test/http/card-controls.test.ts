@@ -1,4 +1,4 @@
-// Card controls over the admin API and in the decision (README "Card controls"): GET/PATCH semantics, strict
+// Card controls over the admin API and in the decision (docs/api/card-controls.md): GET/PATCH semantics, strict
 // validation that changes nothing, the defaults file, enforcement with its reasons, the log and the metric.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

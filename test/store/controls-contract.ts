@@ -1,4 +1,4 @@
-// The card controls part of the store contract (README "Card controls"): run on every store by storeContract.
+// The card controls part of the store contract (docs/api/card-controls.md): run on every store by storeContract.
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
