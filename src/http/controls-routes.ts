@@ -1,4 +1,4 @@
-// The card controls of §8 (docs/api/card-controls.md) on the admin listener: what the client's app calls when the
+// The card controls (docs/api/card-controls.md) on the admin listener: what the client's app calls when the
 // cardholder flips a switch or sets a limit. Shares the admin listener's bearer check and error answers.
 import type { FastifyInstance } from 'fastify'
 import type { Store } from '../store/types.js'
