@@ -128,6 +128,8 @@ const spec = {
   SHED_HEAP_USED_BYTES: intRange(0, Number.MAX_SAFE_INTEGER)({ default: 0 }),
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
   RULES_WATCH: bool({ default: true }),
+  DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 }),
+  COMPENSATION_JOURNAL_DIR: str({ default: './var' }),
   CARD_CONTROLS_FILE: str({ default: '' })
 }
 
@@ -157,6 +159,10 @@ export interface Config {
   shedHeapUsedBytes: number
   graceMs: number
   rulesWatch: boolean
+  /** how long decisions and credit/debit references are kept (longer for decisions in longer limit windows) */
+  decisionRetentionMs: number
+  /** folder of the journals of deadline compensations not yet taken by Redis; '' = memory only (lost with the process) */
+  compensationJournalDir: string
   /** CARD_CONTROLS_FILE, '' when unset */
   cardControlsFile: string
   /** the program's default card controls (every kind enabled with no limit without the file) */
@@ -226,6 +232,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     shedHeapUsedBytes: clean.SHED_HEAP_USED_BYTES,
     graceMs: clean.GRACE_MS,
     rulesWatch: clean.RULES_WATCH,
+    decisionRetentionMs: clean.DECISION_RETENTION_DAYS * 24 * 3600_000,
+    compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),
     cardControlsFile: clean.CARD_CONTROLS_FILE,
     cardControlDefaults,
     adapters,

@@ -1,19 +1,25 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
-import { reject } from '../errors.js'
+import { ERR_STORE_NOT_DONE, reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
-import { MAX_BALANCE, normalizeRecord } from './record.js'
+import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
 import { defaultArgs, entriesFromFields, patchToFields } from '../controls/stored.js'
 import {
-  CONTROL_DAILY_RETAIN_MS, DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
 
 interface CustomerState { customerId: string | null, status: CustomerStatus, available: number, cards: Map<string, CardStatus> }
 interface Expiring<T> { value: T, expiresAtMs: number }
+export interface MemoryStoreOptions {
+  clock?: () => number
+  streamMaxLen?: number
+  /** DECISION_RETENTION_DAYS in ms */
+  retentionMs?: number
+}
 interface WindowEntry { score: number, member: string }
 interface StoredRecord extends DecisionRecord { reversalRequested: string | null }
 
@@ -23,7 +29,7 @@ export class MemoryStore implements Store {
   private readonly keys = new Keys('')
   private readonly customers = new Map<string, CustomerState>()
   private readonly decisions = new Map<string, Expiring<StoredRecord>>()
-  private readonly moneyOps = new Map<string, number>()
+  private readonly moneyOps = new Map<string, Expiring<number>>()
   private readonly windows = new Map<string, WindowEntry[]>()
   private readonly streams = new Map<string, Array<Record<string, string>>>()
   private readonly lifecycle = new Map<string, Expiring<string>>()
@@ -32,12 +38,14 @@ export class MemoryStore implements Store {
   /** the card controls' daily totals */
   private readonly dailyTotals = new Map<string, Expiring<number>>()
   private readonly streamMaxLen: number
+  private readonly retentionMs: number
   private streamSeq = 0
   private closed = false
 
-  constructor (opts: { clock?: () => number, streamMaxLen?: number } = {}) {
+  constructor (opts: MemoryStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now
     this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+    this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
   }
 
   private getRecord (key: string): StoredRecord | undefined {
@@ -50,9 +58,10 @@ export class MemoryStore implements Store {
     return e.value
   }
 
-  private putRecord (key: string, rec: StoredRecord, keepTtl: boolean): void {
+  /** `ttlMs` null keeps the record's expiry */
+  private putRecord (key: string, rec: StoredRecord, ttlMs: number | null): void {
     const prev = this.decisions.get(key)
-    const expiresAtMs = keepTtl && prev !== undefined ? prev.expiresAtMs : this.clock() + DECISION_TTL_SECONDS * 1000
+    const expiresAtMs = ttlMs === null && prev !== undefined ? prev.expiresAtMs : this.clock() + (ttlMs ?? this.retentionMs)
     // stored as a copy so a caller holding the record cannot change the store
     this.decisions.set(key, { value: structuredClone(rec), expiresAtMs })
   }
@@ -71,6 +80,7 @@ export class MemoryStore implements Store {
 
   async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
     this.assertOpen()
+    assertAmount(input.debitAmount, 'debitAmount', { zero: true })
     const { urn, reference, last4 } = input
     const decisionKey = this.keys.decision(urn, reference)
     const existing = this.getRecord(decisionKey)
@@ -80,7 +90,7 @@ export class MemoryStore implements Store {
         return { code: '05', reason: 'conflict', ruleId: null, replayed: false, available: null, shadowLimitHits: [] }
       }
       // the replaying attempt owns the decision now (see the authorize script)
-      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline) this.putRecord(decisionKey, { ...existing, attempt: input.attempt }, true)
+      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline) this.putRecord(decisionKey, { ...existing, attempt: input.attempt }, null)
       return { code: existing.code, reason: existing.reason, ruleId: existing.ruleId, replayed: true, available: null, shadowLimitHits: [] }
     }
 
@@ -143,7 +153,7 @@ export class MemoryStore implements Store {
       })
     }
     const controlEntries: Array<[string, string]> = []
-    if (code === '00' && input.controls !== undefined) {
+    if (code === '00' && debit > 0 && input.controls !== undefined) {
       for (const d of input.controls.defaults) {
         const key = this.keys.controlDaily(urn, last4, d.kind, input.controls.day)
         const cur = this.dailyTotal(key)
@@ -159,7 +169,7 @@ export class MemoryStore implements Store {
       shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
       answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta,
       controlEntries, control: controlHit
-    }, false)
+    }, decisionTtlMs(this.retentionMs, input.limits))
     this.xadd(urn, { type: 'decision', urn, ref: reference, code, reason, rule: ruleId ?? '', debit: String(debit), held: String(held) })
     return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits, ...(controlHit !== null ? { control: controlHit } : {}) }
   }
@@ -176,7 +186,7 @@ export class MemoryStore implements Store {
         arrivedAtMs: input.arrivedAtMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: this.clock(),
         answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null,
         controlEntries: [], control: null
-      }, false)
+      }, this.retentionMs)
       this.xadd(urn, { type: 'abandon', urn, ref: reference, released: '0' })
       return 'tombstoned'
     }
@@ -189,7 +199,7 @@ export class MemoryStore implements Store {
     this.putRecord(key, {
       ...rec, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
       released: String(Number(rec.released) + held), held: '0', limitEntries: [], controlEntries: []
-    }, true)
+    }, null)
     this.xadd(urn, { type: 'abandon', urn, ref: reference, released: String(held) })
     return 'released'
   }
@@ -294,10 +304,12 @@ export class MemoryStore implements Store {
 
   private moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): MoneyOpResult {
     this.assertOpen()
+    assertAmount(amount, kind)
     const c = this.customers.get(urn)
     if (c === undefined) reject('CUSTOMER_NOT_FOUND')
     const key = this.keys.moneyOp(urn, kind, reference)
-    const prior = this.moneyOps.get(key)
+    const kept = this.moneyOps.get(key)
+    const prior = kept !== undefined && kept.expiresAtMs > this.clock() ? kept.value : undefined
     if (prior !== undefined) {
       if (prior === amount) return { replayed: true, available: c.available }
       reject('REFERENCE_CONFLICT')
@@ -305,7 +317,7 @@ export class MemoryStore implements Store {
     if (kind === 'debit' && amount > c.available) reject('INSUFFICIENT_FUNDS')
     if (kind === 'credit' && c.available + amount > MAX_BALANCE) reject('BALANCE_LIMIT')
     c.available += kind === 'debit' ? -amount : amount
-    this.moneyOps.set(key, amount)
+    this.moneyOps.set(key, { value: amount, expiresAtMs: this.clock() + this.retentionMs })
     this.xadd(urn, { type: kind, urn, ref: reference, amount: String(amount) })
     return { replayed: false, available: c.available }
   }
@@ -320,14 +332,16 @@ export class MemoryStore implements Store {
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
     this.assertOpen()
-    const rec = this.getRecord(this.keys.decision(urn, reference))
+    const key = this.keys.decision(urn, reference)
+    const rec = this.getRecord(key)
     if (rec === undefined) return null
     const { reversalRequested: _, ...pub } = structuredClone(rec)
-    return normalizeRecord(pub as unknown as Record<string, unknown>)
+    return { ...normalizeRecord(pub as unknown as Record<string, unknown>), expiresAtMs: this.decisions.get(key)?.expiresAtMs ?? null }
   }
 
   async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
     this.assertOpen()
+    if (amount !== null) assertAmount(amount, 'reversal amount')
     const key = this.keys.decision(urn, reference)
     const rec = this.getRecord(key)
     if (rec === undefined) reject('DECISION_NOT_FOUND')
@@ -360,7 +374,7 @@ export class MemoryStore implements Store {
     this.putRecord(key, {
       ...rec, limitEntries: kept, controlEntries: keptControls, held: String(left), released: String(Number(rec.released) + amt),
       reversal: { amount: String(amt), atMs: this.clock() }, reversalRequested: requested
-    }, true)
+    }, null)
     this.xadd(urn, { type: 'reversal', urn, ref: reference, released: String(amt) })
     return { replayed: false, released: amt, available: cust?.available ?? 0 }
   }
@@ -423,6 +437,6 @@ export class MemoryStore implements Store {
   }
 
   private assertOpen (): void {
-    if (this.closed) throw new Error('store is closed')
+    if (this.closed) throw new ERR_STORE_NOT_DONE('the store is closed')
   }
 }
