@@ -5,7 +5,7 @@ import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
 import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
-import { defaultArgs, entriesFromFields, patchToFields } from '../controls/stored.js'
+import { defaultArgs, entriesFromFields, patchToFields } from './control-fields.js'
 import {
   CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,

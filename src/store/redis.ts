@@ -6,7 +6,7 @@ import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
 import type { ControlEntries, ControlsInput } from '../controls/types.js'
-import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from '../controls/stored.js'
+import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
   CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
