@@ -14,6 +14,7 @@ import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
+import { controlsRoutes } from './http/controls-routes.js'
 
 export interface AppDeps {
   config: Config
@@ -104,6 +105,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
       defaultCurrency: config.defaultCurrency,
       clock,
       compensator: deps.compensator,
+      controlDefaults: config.cardControlDefaults,
       ...(deps.risk !== undefined ? { risk: deps.risk } : {})
     }
   })
@@ -142,6 +144,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
   })
   await app.register(async (scope) => {
     await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
+    await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
     if (extra !== undefined) await extra(scope)
   })

@@ -4,6 +4,8 @@ import { cleanEnv, str, port, bool, makeValidator, type ReporterOptions } from '
 import ipaddr from 'ipaddr.js'
 import { assertTimeZone } from './time.js'
 import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
+import { loadControlDefaults, ControlsFileError } from './controls/defaults-file.js'
+import type { CardControls } from './controls/types.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -127,7 +129,8 @@ const spec = {
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
   RULES_WATCH: bool({ default: true }),
   DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 }),
-  COMPENSATION_JOURNAL_DIR: str({ default: './var' })
+  COMPENSATION_JOURNAL_DIR: str({ default: './var' }),
+  CARD_CONTROLS_FILE: str({ default: '' })
 }
 
 export interface Config {
@@ -160,6 +163,10 @@ export interface Config {
   decisionRetentionMs: number
   /** folder of the journals of deadline compensations not yet taken by Redis; '' = memory only (lost with the process) */
   compensationJournalDir: string
+  /** CARD_CONTROLS_FILE, '' when unset */
+  cardControlsFile: string
+  /** the program's default card controls (every kind enabled with no limit without the file) */
+  cardControlDefaults: CardControls
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
@@ -194,6 +201,13 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     const variable = /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'adapter configuration'
     throw new ConfigError(variable, message.slice(variable.length).trim() || 'is invalid')
   }
+  let cardControlDefaults: CardControls
+  try {
+    cardControlDefaults = loadControlDefaults(clean.CARD_CONTROLS_FILE)
+  } catch (err) {
+    if (err instanceof ControlsFileError) throw new ConfigError('CARD_CONTROLS_FILE', err.message)
+    throw err
+  }
   return {
     consumerKey: clean.EXTAUTH_CONSUMER_KEY,
     clientId: clean.EXTAUTH_CLIENT_ID,
@@ -220,6 +234,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     rulesWatch: clean.RULES_WATCH,
     decisionRetentionMs: clean.DECISION_RETENTION_DAYS * 24 * 3600_000,
     compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),
+    cardControlsFile: clean.CARD_CONTROLS_FILE,
+    cardControlDefaults,
     adapters,
     env
   }

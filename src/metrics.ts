@@ -13,6 +13,7 @@ export interface Metrics {
   compensationsPending: Gauge
   compensations: Counter<'outcome'>
   badRequests: Counter<'status'>
+  controlDeclines: Counter<'control' | 'check'>
 }
 
 export function createMetrics (opts: { defaultMetrics?: boolean } = {}): Metrics {
@@ -36,6 +37,7 @@ export function createMetrics (opts: { defaultMetrics?: boolean } = {}): Metrics
     conflicts: new Counter({ name: 'extauth_reference_conflicts_total', help: 'Requests reusing a decided reference with another amount or card', registers }),
     compensationsPending: new Gauge({ name: 'extauth_compensations_pending', help: 'Deadline compensations waiting for the store', registers }),
     compensations: new Counter({ name: 'extauth_compensations_total', help: 'Deadline compensations by outcome', labelNames: ['outcome'], registers }),
-    badRequests: new Counter({ name: 'extauth_rejected_requests_total', help: 'Public requests refused before a decision, by HTTP status', labelNames: ['status'], registers })
+    badRequests: new Counter({ name: 'extauth_rejected_requests_total', help: 'Public requests refused before a decision, by HTTP status', labelNames: ['status'], registers }),
+    controlDeclines: new Counter({ name: 'extauth_control_declines_total', help: 'Decisions declined by a card control, by control and check (enabled, perTransactionMax, dailyMax)', labelNames: ['control', 'check'], registers })
   }
 }

@@ -21,7 +21,8 @@ export interface AdminOptions {
   rules: RulesControl
 }
 
-const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
+export const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
+export const last4Param = { type: 'string', pattern: '^[0-9]{4}$' }
 const refParam = { type: 'string', minLength: 1, maxLength: 50 }
 /**
  * A credit or debit reference: no ':' so it can never be taken for one of the card-lifecycle's own money

@@ -59,6 +59,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     metrics.decisionSeconds.observe({ code }, latencyMs / 1000)
     if (d?.ruleId != null && (reason === 'rule' || reason === 'limit')) metrics.ruleHits.inc({ rule: d.ruleId, mode: 'enforce' })
     for (const id of d?.shadowHits ?? []) metrics.ruleHits.inc({ rule: id, mode: 'shadow' })
+    if (d?.control !== undefined) metrics.controlDeclines.inc({ control: d.control.control, check: d.control.check })
     if (reason === 'conflict') {
       metrics.conflicts.inc()
       log.warn({ reference: body.transactionReferenceNumber, urn: body.urn }, 'reference conflict: same reference, other amount or card')
@@ -69,6 +70,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       code,
       reason,
       rule: d?.ruleId ?? undefined,
+      control: d?.control,
       shadow: d !== undefined && d.shadowHits.length > 0 ? d.shadowHits : undefined,
       replayed: d?.replayed === true ? true : undefined,
       latencyMs

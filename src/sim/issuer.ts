@@ -9,6 +9,7 @@ import { digits, intBetween, pick, seededRandom } from './prng.js'
 import { SPEC_CHANNELS as CHANNELS, SPEC_EXTERNAL_AUTH_PATH as EXTERNAL_AUTH_PATH } from './spec-values.js'
 
 export { CHANNELS, EXTERNAL_AUTH_PATH }
+export { cardholderJourney, type JourneyStep } from './cardholder.js'
 export type Channel = typeof CHANNELS[number]
 
 export interface IssuerCard {

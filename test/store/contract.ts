@@ -5,6 +5,7 @@ import type { Test } from 'tap'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import type { LimitCheck } from '../../src/rules/types.js'
 import { StoreRejection } from '../../src/errors.js'
+import { controlsContract } from './controls-contract.js'
 
 export type MakeStore = (t: Test) => Promise<Store>
 
@@ -64,6 +65,8 @@ export async function rejectionCode (p: Promise<unknown>): Promise<string> {
 }
 
 export function storeContract (t: Test, make: MakeStore): void {
+  controlsContract(t, make, authInput, urnFor)
+
   t.test('unknown urn: 14, replayed on retry, nothing created', async (t) => {
     const store = await make(t)
     const urn = urnFor('u')

@@ -5,7 +5,9 @@ import type { Redis } from 'ioredis'
 import { SHARED_REDIS_URL, sharedRedisStore } from '../helpers/redis.js'
 import { monitorScripts } from '../helpers/script-monitor.js'
 import { keySlot } from '../helpers/key-slot.js'
-import { DECISION_RETENTION_MS_DEFAULT } from '../../src/store/types.js'
+import { CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT } from '../../src/store/types.js'
+import { controls } from './controls-contract.js'
+import type { ControlsInput } from '../../src/controls/types.js'
 
 storeContract(t, async (t) => await sharedRedisStore(t))
 boundaryContract(t, async (t) => await sharedRedisStore(t))
@@ -54,4 +56,23 @@ t.test('the script check sees a script that touches two slots', async (t) => {
   await store.client.eval("redis.call('SET', KEYS[1], '1') redis.call('SET', ARGV[1], '1') return 1", 1, `${prefix}{a}x`, `${prefix}{b}y`)
   const touches = await monitor.stop(store.client as Redis, mark)
   t.match(touches, [{ kind: 'call', slots: [keySlot('a')] }, { kind: 'body', slots: [keySlot('a'), keySlot('b')] }])
+})
+
+t.test('a card control daily total: one key on the customer slot, kept a bit more than a day, gone after a compensation', async (t) => {
+  const store = await sharedRedisStore(t)
+  const urn = urnFor('cd')
+  await store.putCustomer(urn, {})
+  await store.credit(urn, 1000, 'c')
+  const input = authInput(urn, { debitAmount: 300, controls: controls([['ECOM', { dailyMax: 1000 }], 'international']) })
+  t.match(await store.authorize(input), { code: '00' })
+  const keys = await store.client.keys(`*:cd:${urn}:*`)
+  t.equal(keys.length, 2, 'one total per kind')
+  for (const k of keys) {
+    t.equal(await store.client.get(k), '300')
+    const ttl = await store.client.pttl(k)
+    t.ok(ttl > 25 * 3600 * 1000 && ttl <= CONTROL_DAILY_RETAIN_MS, `${k} kept ${ttl} ms`)
+    t.equal(/\{[^}]*\}/.exec(k)?.[0], /\{[^}]*\}/.exec((await store.client.keys(`*:c:${urn}`))[0] as string)?.[0], 'the customer hash tag')
+  }
+  t.equal(await store.abandon({ urn, reference: input.reference, attempt: input.attempt, fingerprint: input.fingerprint, limits: [], last4: input.last4, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, controls: input.controls as ControlsInput }), 'released')
+  t.same(await store.client.keys(`*:cd:${urn}:*`), [], 'no trace left')
 })
