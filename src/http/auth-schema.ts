@@ -1,14 +1,16 @@
 // The External Authorization body (spec "External Authorization request"). Sizes are maxima; numeric
 // fields are digit strings ("162" is a valid numeric(6)); an optional field sent as "" counts as absent.
 // Unknown extra fields are accepted and ignored.
+import { CHANNELS } from '../domain/channels.js'
+
+export { CHANNELS }
+
 const digits = (max: number) => ({ type: 'string', pattern: `^[0-9]{1,${max}}$` }) as const
 const optDigits = (max: number) => ({ type: 'string', pattern: `^[0-9]{0,${max}}$` }) as const
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const
 const optText = (max: number) => ({ type: 'string', maxLength: max }) as const
 
 export const EXTERNAL_AUTH_PATH = '/api/v1/externalAuth'
-
-export const CHANNELS = ['POS', 'ECOM', 'ATM', 'POS-Contactless'] as const
 
 export const authRequestSchema = {
   type: 'object',

@@ -95,6 +95,7 @@ export class RulesManager {
     const count = r.set.rules.length
     this.log.info({ dir: this.dir, version: r.set.version, previousVersion: previous, rules: count, files: r.files, needsRisk: r.set.needsRisk }, 'rule set loaded')
     if (count === 0) this.log.warn({ dir: this.dir }, 'rule set is empty: no rule will decline')
+    if (r.warnings.length > 0) this.log.warn({ dir: this.dir, version: r.set.version, warnings: r.warnings }, 'rule set loaded with warnings')
     return { ok: true, version: r.set.version, rules: count }
   }
 
