@@ -7,7 +7,8 @@ import type { Store } from './store/types.js'
 import { MemoryStore } from './store/memory.js'
 import { RedisStore, createRedisClient } from './store/redis.js'
 import { RulesManager } from './rules/manager.js'
-import { createMetrics, type Metrics } from './metrics.js'
+import { createMetrics, noteAdapterCalls, noteRuleSet, observeAdapterCall, watchHealth, type Metrics } from './metrics.js'
+import { ADAPTER_CALLS, type AdapterCall } from './adapters/options.js'
 import { Compensator } from './decision/compensator.js'
 import { FileCompensationJournal, type CompensationJournal } from './decision/compensation-journal.js'
 import { ConfigError } from './config.js'
@@ -63,16 +64,31 @@ function journalFor (config: Config, store: Store): { journal?: CompensationJour
 export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
   const store = opts.store ?? await createStore(config, log)
   const metrics = opts.metrics ?? createMetrics()
-  const rulesManager = new RulesManager({ dir: config.rulesDir, timezone: config.timezone, log })
+  const rulesManager = new RulesManager({
+    dir: config.rulesDir,
+    timezone: config.timezone,
+    log,
+    onLoaded: (set, loadedAtMs) => { noteRuleSet(metrics, { version: set.version, loadedAtMs, rules: set.rules }) },
+    onRefused: () => { metrics.rulesReloadFailures.inc() }
+  })
   await rulesManager.start()
   if (config.rulesWatch) rulesManager.watch()
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
   compensator.recover()
   const lifecycle = { shuttingDown: false }
+  watchHealth(metrics, {
+    ...(store.kind === 'redis' ? { redisUp: () => store.ready() } : {}),
+    ready: () => store.ready() && rulesManager.loadedAt !== null && !lifecycle.shuttingDown
+  })
   const a = config.adapters
-  const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, { logger: redactingChild(log, { party: 'gateway' }) }) : undefined
-  const risk = a.risk !== undefined ? createRiskAdapter(a.risk, { logger: redactingChild(log, { party: 'risk' }) }) : undefined
-  const prepaid = a.prepaid !== undefined ? createPrepaidAdapter(a.prepaid, { logger: redactingChild(log, { party: 'prepaid' }) }) : undefined
+  const onCall = (c: AdapterCall): void => { observeAdapterCall(metrics, c) }
+  const adapterDeps = (party: keyof typeof ADAPTER_CALLS): { logger: Logger, onCall: typeof onCall } => {
+    noteAdapterCalls(metrics, party, ADAPTER_CALLS[party])
+    return { logger: redactingChild(log, { party }), onCall }
+  }
+  const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, adapterDeps('gateway')) : undefined
+  const risk = a.risk !== undefined ? createRiskAdapter(a.risk, adapterDeps('risk')) : undefined
+  const prepaid = a.prepaid !== undefined ? createPrepaidAdapter(a.prepaid, adapterDeps('prepaid')) : undefined
   return {
     config,
     store,

@@ -2,7 +2,7 @@
 // transfer(), which chains the three. Tokens are opaque here: the platform makes and reads them.
 import { createPartyClient, interpret } from './http.js'
 import type { CallOptions, Parsed } from './http.js'
-import { logOutcome } from './log-outcome.js'
+import { callObserver, logOutcome } from './log-outcome.js'
 import { parseBaseUrl, requireText, resolveHttpOptions } from './options.js'
 import type { AdapterDeps, HttpOptions, ResolvedHttpOptions } from './options.js'
 import { parsePlaintext, parseTokenAnswer, parseTransferAnswer } from './prepaid-parse.js'
@@ -134,6 +134,7 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
   const now = options.now ?? Date.now
   const http = resolveHttpOptions(party, options, PREPAID_HTTP_DEFAULTS)
   const log = deps.logger.child({ adapter: party })
+  const observe = callObserver(party, deps)
   const client = createPartyClient(party, base, http, log)
 
   async function post<R extends Answer> (
@@ -143,7 +144,7 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
     const started = performance.now()
     const res = await client.postJson(op, p, headers, body, call)
     const out = res.kind === 'failed' ? res : interpret(res, parse)
-    logOutcome(log, op, refs, out, started)
+    logOutcome(log, op, refs, out, started, observe)
     return out
   }
 
@@ -201,7 +202,7 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
       checks.done()
       const started = performance.now()
       const out = await chain(input, call, started)
-      logOutcome(log, 'transfer', { clientTxnId: input.clientTxnId }, out, started)
+      logOutcome(log, 'transfer', { clientTxnId: input.clientTxnId }, out, started, observe)
       return out
     },
 
