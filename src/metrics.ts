@@ -15,6 +15,7 @@ export interface Metrics {
   compensationsPending: Gauge
   compensations: Counter<'outcome'>
   badRequests: Counter<'status'>
+  deadlineSeconds: Gauge
   rulesInfo: Gauge<'version' | 'loaded_at'>
   rulesReloadFailures: Counter
   adapterCalls: Counter<'party' | 'call' | 'outcome'>
@@ -62,9 +63,11 @@ export function createMetrics (opts: { defaultMetrics?: boolean } = {}): Metrics
       name: 'extauth_decision_duration_seconds',
       help: 'Time from request arrival to the answer',
       labelNames: ['code'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2],
+      // finer around the deadline (DECISION_DEADLINE_MS, 1.2 s by default) so a p99 near it reads true
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2],
       registers
     }),
+    deadlineSeconds: new Gauge({ name: 'extauth_decision_deadline_seconds', help: 'DECISION_DEADLINE_MS: no answer leaves later than this after arrival', registers }),
     deadlineHits: new Counter({ name: 'extauth_deadline_hits_total', help: 'Answers given as 05 by the deadline guard', registers }),
     storeErrors: new Counter({ name: 'extauth_store_errors_total', help: 'Store operations that failed', labelNames: ['op'], registers }),
     shed: new Counter({ name: 'extauth_shed_total', help: 'Requests answered 05 without a decision because the process was overloaded', labelNames: ['cause'], registers }),

@@ -64,6 +64,7 @@ function journalFor (config: Config, store: Store): { journal?: CompensationJour
 export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
   const store = opts.store ?? await createStore(config, log)
   const metrics = opts.metrics ?? createMetrics()
+  metrics.deadlineSeconds.set(config.deadlineMs / 1000)
   const rulesManager = new RulesManager({
     dir: config.rulesDir,
     timezone: config.timezone,
