@@ -6,6 +6,7 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { Store } from './store/types.js'
 import type { Metrics } from './metrics.js'
+import type { StoreProblem } from './store-status.js'
 import type { Compensator } from './decision/compensator.js'
 import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
@@ -30,6 +31,8 @@ export interface AppDeps {
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
+  /** which Redis does not answer and why, for the log line of a store error */
+  storeProblem?: () => StoreProblem | null
 }
 
 /**
@@ -97,6 +100,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     answer: answerCtx,
     metrics,
     clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
+    ...(deps.storeProblem !== undefined ? { storeProblem: deps.storeProblem as () => Record<string, string> | null } : {}),
     decision: {
       store: deps.store,
       rules: deps.rules.current,

@@ -12,6 +12,7 @@ import { ADAPTER_CALLS, type AdapterCall } from './adapters/options.js'
 import { Compensator } from './decision/compensator.js'
 import { FileCompensationJournal, type CompensationJournal } from './decision/compensation-journal.js'
 import { ConfigError } from './config.js'
+import { EMBEDDED_STORE_STATUS, redisTarget, watchRedisStatus, type StoreStatus } from './store-status.js'
 import { redactingChild } from './logger.js'
 import { createGatewayAdapter } from './adapters/gateway.js'
 import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
@@ -23,31 +24,41 @@ import { riskLookupFrom } from './lifecycle/risk-lookup.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
+  /** why the store does not answer, and when it first does (server.ts logs "extauth ready" then) */
+  storeStatus: StoreStatus
   close: () => Promise<void>
 }
 
-export async function createStore (config: Config, log: Logger): Promise<Store> {
+export async function createStore (config: Config, log: Logger): Promise<{ store: Store, status: StoreStatus }> {
   if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
-    return new MemoryStore({ retentionMs: config.decisionRetentionMs })
+    return { store: new MemoryStore({ retentionMs: config.decisionRetentionMs }), status: EMBEDDED_STORE_STATUS }
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
     ...(config.redisClusterNodes !== undefined ? { clusterNodes: config.redisClusterNodes } : {})
   })
+  const target = redisTarget(config.redisUrl, config.redisClusterNodes)
   client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
-  let wasReady = false
-  client.on('ready', () => { wasReady = true; log.info('redis ready') })
-  client.on('end', () => { if (wasReady) log.warn('redis connection ended') })
-  client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
   const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs })
+  const status = watchRedisStatus(client, target, () => store.ready())
+  let wasReady = false
+  client.on('ready', () => { wasReady = true; log.info({ redis: target }, 'redis ready') })
+  client.on('end', () => { if (wasReady) log.warn({ redis: target }, 'redis connection ended') })
+  client.on('reconnecting', () => {
+    if (!wasReady) return
+    wasReady = false
+    const p = status.problem()
+    log.warn({ ...p }, `redis unreachable at ${p?.redis ?? target}: ${p?.cause ?? 'connection lost'}; reconnecting`)
+  })
   try {
     await store.connect()
   } catch (err) {
     // start anyway, not ready; the client keeps reconnecting and readiness follows it
-    log.error({ err: (err as Error).message }, 'redis unreachable at start; not ready until it answers')
+    const p = status.problem() ?? { redis: target, cause: (err as Error).message }
+    log.error({ ...p, err: (err as Error).message }, `redis unreachable at ${p.redis}: ${p.cause}; not ready until it answers`)
   }
-  return store
+  return { store, status }
 }
 
 /** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */
@@ -62,7 +73,9 @@ function journalFor (config: Config, store: Store): { journal?: CompensationJour
 }
 
 export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
-  const store = opts.store ?? await createStore(config, log)
+  const created = opts.store !== undefined ? { store: opts.store, status: EMBEDDED_STORE_STATUS } : await createStore(config, log)
+  const store = created.store
+  const storeStatus = created.status
   const metrics = opts.metrics ?? createMetrics()
   metrics.deadlineSeconds.set(config.deadlineMs / 1000)
   const rulesManager = new RulesManager({
@@ -98,6 +111,8 @@ export async function createServices (config: Config, log: Logger, opts: { store
     compensator,
     lifecycle,
     rulesManager,
+    storeStatus,
+    storeProblem: storeStatus.problem,
     cardLifecycle: {
       ...(gateway !== undefined ? { loads: new LoadService(store, gateway), preauths: new PreAuthService(store, gateway) } : {}),
       ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid) } : {}),
