@@ -12,7 +12,8 @@ async function main (): Promise<void> {
     config = loadConfig(process.env)
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`extauth: configuration error: ${err.message}\n`)
+      // one line per bad variable, all of them
+      for (const p of err.problems) process.stderr.write(`extauth: configuration error: ${p.variable}: ${p.message}\n`)
       process.exit(1)
     }
     throw err
