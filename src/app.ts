@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import type { Store } from './store/types.js'
 import type { Metrics } from './metrics.js'
 import type { StoreProblem } from './store-status.js'
+import { withIsoTimes } from './http/iso-times.js'
 import type { Compensator } from './decision/compensator.js'
 import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
@@ -140,6 +141,8 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     if (text === '') { done(null, null); return }
     jsonParser(request, text, done)
   })
+  // instants as ISO 8601 beside the epoch-ms fields of every JSON answer (http/iso-times.ts)
+  app.addHook('preSerialization', async (_request, _reply, payload) => withIsoTimes(payload))
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()
