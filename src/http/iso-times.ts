@@ -1,7 +1,7 @@
-// Admin answers carry instants as epoch milliseconds (`decidedAtMs`, `reversal.atMs`, `createdAtMs`...), which
-// tools and tests compute with; people and log tools read ISO 8601. Every `…AtMs` / `atMs` number in an admin
-// answer gets an ISO 8601 sibling without the `Ms` (`decidedAt`, `at`, `createdAt`), added on the way out so no
-// route has to remember it. The numeric fields stay.
+// Admin answers carry instants as epoch milliseconds (`decidedAtMs`, `reversal.atMs`...), which tools and
+// tests compute with; people and log tools read ISO 8601. Every `…AtMs` / `atMs` number in an admin answer
+// gets an ISO 8601 sibling without the `Ms` (`decidedAt`, `at`), added on the way out so no route has to
+// remember it. The numeric fields stay.
 
 const AT_MS = /^(.*[aA]t)Ms$/
 /** an instant from 2001 to 2286: epoch ms that are not instants (durations, offsets) are left alone */
