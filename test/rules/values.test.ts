@@ -98,3 +98,21 @@ t.test('JSON syntax errors give line and column', async t => {
   t.equal(jsonErrorOffset('{"a": 1'), 7, 'an early end is at the end')
   t.equal(jsonErrorOffset('{"a": 01}'), 7, 'a leading zero')
 })
+
+t.test('the service logs the warnings of a set it loads', async t => {
+  const { writeFile } = await import('node:fs/promises')
+  const { join } = await import('node:path')
+  const { RulesManager } = await import('../../src/rules/manager.js')
+  const { createLogger } = await import('../../src/logger.js')
+  const { logCapture } = await import('../helpers/app.js')
+  const { tempDir } = await import('./helpers.js')
+  const dir = await tempDir(t)
+  await writeFile(join(dir, '10-a.json'), JSON.stringify({ rules: [{ id: 'block-all', then: { decline: '05' } }, { id: 'later', when: { mcc: { eq: '7995' } }, then: { decline: '05' } }] }))
+  const { stream, logs } = logCapture()
+  const m = new RulesManager({ dir, timezone: 'UTC', log: createLogger('info', stream) })
+  await m.start()
+  t.teardown(() => { m.close() })
+  await new Promise(resolve => setImmediate(resolve))
+  const line = logs.find(l => l.msg === 'rule set loaded with warnings') as { warnings?: Array<{ code: string, ruleId: string }> } | undefined
+  t.same(line?.warnings?.map(w => [w.code, w.ruleId]), [['RULE_UNREACHABLE', 'later']])
+})
