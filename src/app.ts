@@ -14,6 +14,8 @@ import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
+import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
+import { observeConnections } from './http/connection-metrics.js'
 
 export interface AppDeps {
   config: Config
@@ -69,9 +71,22 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     // while closing, requests already on a connection are still answered (the platform must get an answer)
     return503OnClosing: false,
     onProtoPoisoning: 'error',
-    onConstructorPoisoning: 'error'
+    onConstructorPoisoning: 'error',
+    // A slow sender must not hold a socket for Node's defaults (60 s for headers, 5 min for a request):
+    // nothing that arrives later than the platform's budget can still be answered in time.
+    requestTimeout: config.httpRequestTimeoutMs,
+    keepAliveTimeout: config.httpKeepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s by default)
+      connectionsCheckingInterval: Math.max(50, Math.floor(config.httpHeadersTimeoutMs / 4)),
+      maxHeaderSize: 16 * 1024
+    },
+    clientErrorHandler: clientErrorHandler(answerCtx, metrics, deps.logger)
   })
   closeConnectionsWhenStopping(app, deps.lifecycle)
+  observeConnections(app, metrics)
+  trackEarlyAnswers(app)
 
   await app.register(underPressure, {
     ...(config.shedEventLoopDelayMs > 0 ? { maxEventLoopDelay: config.shedEventLoopDelayMs } : {}),

@@ -13,6 +13,9 @@ export interface Metrics {
   compensationsPending: Gauge
   compensations: Counter<'outcome'>
   badRequests: Counter<'status'>
+  replicationShortfalls: Counter
+  /** time from a connection's accept to its first request: how long a new connection waited on a busy process */
+  acceptToRequestSeconds: Histogram
 }
 
 export function createMetrics (opts: { defaultMetrics?: boolean } = {}): Metrics {
@@ -36,6 +39,13 @@ export function createMetrics (opts: { defaultMetrics?: boolean } = {}): Metrics
     conflicts: new Counter({ name: 'extauth_reference_conflicts_total', help: 'Requests reusing a decided reference with another amount or card', registers }),
     compensationsPending: new Gauge({ name: 'extauth_compensations_pending', help: 'Deadline compensations waiting for the store', registers }),
     compensations: new Counter({ name: 'extauth_compensations_total', help: 'Deadline compensations by outcome', labelNames: ['outcome'], registers }),
-    badRequests: new Counter({ name: 'extauth_rejected_requests_total', help: 'Public requests refused before a decision, by HTTP status', labelNames: ['status'], registers })
+    badRequests: new Counter({ name: 'extauth_rejected_requests_total', help: 'Public requests refused before a decision, by HTTP status', labelNames: ['status'], registers }),
+    replicationShortfalls: new Counter({ name: 'extauth_approvals_not_replicated_total', help: 'Approvals released and answered 05 because fewer than REDIS_WAIT_REPLICAS replicas confirmed them in time', registers }),
+    acceptToRequestSeconds: new Histogram({
+      name: 'extauth_connection_accept_to_request_seconds',
+      help: 'Time from accepting a public connection to the start of its first request (the deadline timer starts at the request; the kernel accept queue before this is not visible)',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
+      registers
+    })
   }
 }

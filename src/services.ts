@@ -26,20 +26,27 @@ export interface Services extends AppDeps {
 }
 
 export async function createStore (config: Config, log: Logger): Promise<Store> {
-  if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
+  if (config.redisUrl === '' && config.redisClusterNodes === undefined && config.redisSentinels === undefined) {
+    // config.ts refuses any Redis setting without a Redis to use, so this is a deliberate choice
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
     return new MemoryStore({ retentionMs: config.decisionRetentionMs })
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
-    ...(config.redisClusterNodes !== undefined ? { clusterNodes: config.redisClusterNodes } : {})
+    ...(config.redisClusterNodes !== undefined ? { clusterNodes: config.redisClusterNodes } : {}),
+    ...(config.redisSentinels !== undefined ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {})
   })
   client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
   let wasReady = false
-  client.on('ready', () => { wasReady = true; log.info('redis ready') })
+  client.on('ready', () => {
+    wasReady = true
+    // behind Sentinel the primary may have moved: say where this connection went
+    const stream = 'stream' in client ? client.stream : undefined
+    log.info({ primary: stream?.remoteAddress !== undefined ? `${stream.remoteAddress}:${String(stream.remotePort)}` : undefined }, 'redis ready')
+  })
   client.on('end', () => { if (wasReady) log.warn('redis connection ended') })
   client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, waitReplicas: config.redisWaitReplicas })
   try {
     await store.connect()
   } catch (err) {
@@ -52,7 +59,11 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
 /** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */
 function journalFor (config: Config, store: Store): { journal?: CompensationJournal } {
   if (store.kind === 'memory' || config.compensationJournalDir === '') return {}
-  const target = config.redisClusterNodes?.map((n) => `${n.host}:${n.port}`).join(',') ?? config.redisUrl
+  const nodes = config.redisClusterNodes ?? config.redisSentinels
+  // the same Redis however reached: a Sentinel deployment is named by its Sentinels and primary name
+  const target = nodes !== undefined
+    ? nodes.map((n) => `${n.host}:${n.port}`).join(',') + (config.redisSentinels !== undefined ? `/${config.redisSentinelName}` : '')
+    : config.redisUrl
   try {
     return { journal: new FileCompensationJournal(config.compensationJournalDir, `${target}|${config.redisKeyPrefix}`) }
   } catch (err) {

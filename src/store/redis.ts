@@ -1,7 +1,7 @@
 // The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
-import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
+import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
@@ -27,6 +27,9 @@ interface ScriptCommands {
 export interface RedisConnectOptions {
   url?: string
   clusterNodes?: Array<{ host: string, port: number }>
+  /** the Sentinels to ask where the primary of `sentinelName` is; the client follows it across failovers */
+  sentinels?: Array<{ host: string, port: number }>
+  sentinelName?: string
   /** rejects a command still unanswered after this long, so callers never wait forever */
   commandTimeoutMs?: number
 }
@@ -54,6 +57,22 @@ export function createRedisClient (opts: RedisConnectOptions): Client {
       clusterRetryStrategy: (times: number) => Math.min(100 * times, 2000)
     }
     return new Cluster(opts.clusterNodes, clusterOpts)
+  }
+  if (opts.sentinels !== undefined) {
+    return new Redis({
+      ...common,
+      sentinels: opts.sentinels,
+      name: opts.sentinelName ?? '',
+      role: 'master',
+      // reconnect as soon as a Sentinel announces +switch-master, rather than when the old primary's
+      // connection is seen dead (which a network partition can hide for a long time)
+      failoverDetector: true,
+      // keep asking: the Sentinels may themselves be restarting; each round tries every one of them
+      sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
+      sentinelCommandTimeout: 500,
+      // a primary demoted to replica answers READONLY to a write: reconnect, asking the Sentinels again
+      reconnectOnError: (err: Error) => err.message.startsWith('READONLY') ? 2 : false
+    })
   }
   return new Redis(opts.url ?? 'redis://127.0.0.1:6379', common)
 }
@@ -98,6 +117,19 @@ function defineScripts (client: Client): ScriptCommands {
   return client as unknown as ScriptCommands
 }
 
+export interface RedisStoreOptions {
+  prefix: string
+  streamMaxLen?: number
+  retentionMs?: number
+  /**
+   * Replicas that must hold an approval (and a deadline compensation) before it counts as done: after the
+   * commit, WAIT on the same connection. 0 = do not wait (replication stays asynchronous).
+   */
+  waitReplicas?: number
+  /** how long a compensation waits for its replicas before it is retried */
+  abandonWaitMs?: number
+}
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const
   readonly client: Client
@@ -111,9 +143,14 @@ export class RedisStore implements Store {
    */
   private clockOffsetMs = 0
   private offsetTimer: NodeJS.Timeout | null = null
+  private readonly waitReplicas: number
+  private readonly abandonWaitMs: number
 
-  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number, retentionMs?: number }) {
+  constructor (client: Client, opts: RedisStoreOptions) {
+    if ((opts.waitReplicas ?? 0) > 0 && client instanceof Cluster) throw new Error('waitReplicas is not supported on a Redis Cluster')
     this.client = client
+    this.waitReplicas = opts.waitReplicas ?? 0
+    this.abandonWaitMs = opts.abandonWaitMs ?? 1000
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
@@ -166,7 +203,12 @@ export class RedisStore implements Store {
     for (const l of input.limits) {
       args.push(l.mode, l.measure, String(l.windowStartMs), String(l.retainMs), String(l.max), l.code, l.ruleId)
     }
+    const connection = this.connectionNow()
     const [code, reason, ruleId, replayed, available, shadow] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined]
+    if (code === '00' && this.waitReplicas > 0) {
+      // the time left on the store's clock is what is left on ours: both sides use deadlineAtMs
+      await this.confirmReplicated(connection, input.deadlineAtMs - Date.now(), 'approval')
+    }
     return {
       code: code as ResponseCode,
       reason: reason as DecisionReason,
@@ -185,7 +227,34 @@ export class RedisStore implements Store {
       3 + limitKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen)))
+    // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
+    // survives on a replica: it counts as done only once replicated (else the compensator sends it again).
+    if (this.waitReplicas > 0) await this.confirmReplicated(this.connectionNow(), this.abandonWaitMs, 'compensation')
     return out as AbandonOutcome
+  }
+
+  /** The socket commands go out on now (a plain client); a reconnection makes a new one. */
+  private connectionNow (): unknown {
+    return this.client instanceof Cluster ? null : this.client.stream
+  }
+
+  /**
+   * WAIT for the replicas after a write. WAIT counts the writes of this connection, so it must go out on the
+   * socket the write went on: after a reconnection (to a new primary, perhaps) a WAIT on the new socket
+   * would count nothing of ours and answer at once. Anything short of a confirmation means the write may be
+   * lost in a failover, not that it did not happen: ERR_STORE_NOT_REPLICATED (never "not done").
+   */
+  private async confirmReplicated (connection: unknown, timeoutMs: number, what: string): Promise<void> {
+    const client = this.client as Redis
+    if (timeoutMs < 1) throw new ERR_STORE_NOT_REPLICATED(`no time left to wait for the replicas of this ${what}`)
+    if (client.stream !== connection || !writableNow(client)) throw new ERR_STORE_NOT_REPLICATED(`the connection changed before the ${what} was confirmed`)
+    let acked: number
+    try {
+      acked = Number(await client.wait(this.waitReplicas, Math.floor(timeoutMs)))
+    } catch (err) {
+      throw new ERR_STORE_NOT_REPLICATED(`WAIT failed: ${(err as Error).message}`)
+    }
+    if (acked < this.waitReplicas) throw new ERR_STORE_NOT_REPLICATED(`${acked} of ${this.waitReplicas} replicas hold this ${what}`)
   }
 
   async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
