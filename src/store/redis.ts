@@ -13,6 +13,9 @@ import {
 import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 
 type Client = Redis | Cluster
+
+/** How much of the time left an approval's WAIT leaves for its reply (see authorize). */
+const WAIT_REPLY_RESERVE_MS = 200
 type Reply = unknown
 
 interface ScriptCommands {
@@ -206,8 +209,10 @@ export class RedisStore implements Store {
     const connection = this.connectionNow()
     const [code, reason, ruleId, replayed, available, shadow] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined]
     if (code === '00' && this.waitReplicas > 0) {
-      // the time left on the store's clock is what is left on ours: both sides use deadlineAtMs
-      await this.confirmReplicated(connection, input.deadlineAtMs - Date.now(), 'approval')
+      // Redis times a WAIT out on its own timer tick (up to 1/hz late, 100 ms by default): leave room for
+      // the shortfall's reply to come back before the deadline guard answers in its place
+      const left = input.deadlineAtMs - Date.now()
+      await this.confirmReplicated(connection, left - Math.min(WAIT_REPLY_RESERVE_MS, left / 4), 'approval')
     }
     return {
       code: code as ResponseCode,

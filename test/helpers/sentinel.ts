@@ -55,12 +55,21 @@ function infoField (info: string, field: string): string | undefined {
   return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim()
 }
 
-export async function sentinelSetup (t: Teardown, opts: SentinelOptions = {}): Promise<SentinelSetup> {
+export interface Replicated {
+  primary: RedisNode
+  replicas: RedisNode[]
+  client: (port: number) => Redis
+  kill: (node: RedisNode) => Promise<void>
+  /** the directory of the nodes' files (deleted at teardown) */
+  dir: string
+  start: (args: string[]) => ChildProcess
+}
+
+/** A primary and its replicas, in sync; everything stopped at teardown. */
+export async function replicatedRedis (t: Teardown, replicaCount = 1): Promise<Replicated> {
   const dir = await mkdtemp(join(tmpdir(), 'extauth-sentinel-'))
   const procs: ChildProcess[] = []
   const clients = new Map<number, Redis>()
-  const downAfterMs = opts.downAfterMs ?? 500
-  const failoverTimeoutMs = opts.failoverTimeoutMs ?? 3000
 
   const start = (args: string[]): ChildProcess => {
     const p = spawn('redis-server', args, { stdio: 'ignore' })
@@ -98,7 +107,7 @@ export async function sentinelSetup (t: Teardown, opts: SentinelOptions = {}): P
   const primaryPort = await freePort()
   const primary: RedisNode = { port: primaryPort, proc: start(['--port', String(primaryPort), ...common]) }
   const replicas: RedisNode[] = []
-  for (let i = 0; i < (opts.replicas ?? 1); i++) {
+  for (let i = 0; i < replicaCount; i++) {
     const port = await freePort()
     replicas.push({ port, proc: start(['--port', String(port), ...common, '--replicaof', '127.0.0.1', String(primaryPort)]) })
   }
@@ -107,6 +116,14 @@ export async function sentinelSetup (t: Teardown, opts: SentinelOptions = {}): P
     await until(`replica ${r.port} in sync`, async () => infoField(await c.info('replication'), 'master_link_status') === 'up' ? true : null, 10_000)
   }
 
+  return { primary, replicas, client, kill, dir, start }
+}
+
+export async function sentinelSetup (t: Teardown, opts: SentinelOptions = {}): Promise<SentinelSetup> {
+  const { primary, replicas, client, kill, dir, start } = await replicatedRedis(t, opts.replicas ?? 1)
+  const primaryPort = primary.port
+  const downAfterMs = opts.downAfterMs ?? 500
+  const failoverTimeoutMs = opts.failoverTimeoutMs ?? 3000
   const sentinels: RedisNode[] = []
   for (let i = 0; i < 3; i++) {
     const port = await freePort()
