@@ -48,7 +48,12 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
   client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
   const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, waitReplicas: config.redisWaitReplicas })
   try {
-    await store.connect()
+    // behind Sentinel, a first connection keeps retrying while no Sentinel answers: start anyway, not ready
+    let timer: NodeJS.Timeout | undefined
+    const startTimeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new Error('no answer within 5 s')) }, 5000)
+    })
+    await Promise.race([store.connect(), startTimeout]).finally(() => { clearTimeout(timer) })
   } catch (err) {
     // start anyway, not ready; the client keeps reconnecting and readiness follows it
     log.error({ err: (err as Error).message }, 'redis unreachable at start; not ready until it answers')
