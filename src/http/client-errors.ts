@@ -39,7 +39,9 @@ export function clientErrorHandler (ctx: AnswerContext, metrics: Metrics, log: L
     log.info({ code: err.code, status }, 'malformed or too slow request refused by the HTTP parser')
     // a response already under way on this socket (keep-alive) must not get a second one spliced into it
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
-    if (socket.writable && inFlight?.headersSent !== true && !answeredEarly.has(socket)) {
+    // A connection that never sent a byte (a load balancer's pre-opened one) is closed like an idle one:
+    // an unasked-for 408 on it would be read as the answer to the next request sent on it.
+    if (socket.bytesRead > 0 && socket.writable && inFlight?.headersSent !== true && !answeredEarly.has(socket)) {
       const body = JSON.stringify(answerFor('05', undefined, ctx))
       socket.write(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)

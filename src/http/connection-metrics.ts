@@ -26,6 +26,8 @@ export function observeConnections (app: FastifyInstance, metrics: Metrics): voi
     const a = app.server.address()
     return a !== null && typeof a === 'object' ? a.port : null
   }
+  // one gauge per registry (a test may build several public apps on one set of metrics)
+  if (metrics.registry.getSingleMetric('extauth_accept_queue_connections') !== undefined) return
   // eslint-disable-next-line no-new
   new Gauge({
     name: 'extauth_accept_queue_connections',

@@ -1,7 +1,8 @@
 // Slow senders against the public listener of a real extauth process (loopback, bounded): connections that
 // dribble their headers, dribble their body, send nothing at all, or go idle after a request. Each is cut off
 // at its configured timeout (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS),
-// never before it, with the five-field 05 answer where one can still be written; meanwhile normal traffic
+// never before it, with the five-field 05 answer to a request under way (none to a connection that never sent
+// a byte, nor to one idle after its answer); meanwhile normal traffic
 // is answered as usual, inside the deadline. Node's defaults would hold them for 60 s to 5 min.
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
@@ -88,7 +89,10 @@ t.test('slow senders are cut off at the configured timeouts; normal traffic stay
   const span = (cuts: Cut[]): string => `${Math.min(...cuts.map((c) => c.openMs)).toFixed(0)}..${Math.max(...cuts.map((c) => c.openMs)).toFixed(0)} ms`
   t.comment(`headers dribbled: cut after ${span(h)}; body dribbled: ${span(b)}; nothing sent: ${span(s)}; idle keep-alive: ${span(k)}`)
 
-  for (const [label, cuts, timeoutMs] of [['headers dribbled', h, HEADERS_TIMEOUT_MS], ['body dribbled', b, REQUEST_TIMEOUT_MS], ['nothing sent', s, HEADERS_TIMEOUT_MS]] as const) {
+  // a connection that never sent a byte gets no answer: one would be taken for the answer to the next request
+  t.ok(s.every((c) => c.received === ''), 'nothing sent: closed without an answer')
+  t.ok(s.every((c) => c.openMs >= HEADERS_TIMEOUT_MS - 20 && c.openMs < BOUND_MS), `nothing sent: closed after ${HEADERS_TIMEOUT_MS} ms, within ${BOUND_MS} ms`)
+  for (const [label, cuts, timeoutMs] of [['headers dribbled', h, HEADERS_TIMEOUT_MS], ['body dribbled', b, REQUEST_TIMEOUT_MS]] as const) {
     t.same(countBy(cuts, (c) => String(c.status)), { 408: cuts.length }, `${label}: every connection answered 408`)
     t.ok(cuts.every((c) => c.body?.responseCode === '05' && Object.keys(c.body).length === 5), `${label}: with the five-field 05 answer`)
     // the server's timer can only fire late, never early (a little slack for the client's own clock)
