@@ -54,11 +54,22 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
       timer = setTimeout(() => { reject(new Error('no answer within 5 s')) }, 5000)
     })
     await Promise.race([store.connect(), startTimeout]).finally(() => { clearTimeout(timer) })
+    if (config.redisWaitReplicas > 0) await warnOnTooFewReplicas(client, config.redisWaitReplicas, log)
   } catch (err) {
     // start anyway, not ready; the client keeps reconnecting and readiness follows it
     log.error({ err: (err as Error).message }, 'redis unreachable at start; not ready until it answers')
   }
   return store
+}
+
+/** With fewer replicas than REDIS_WAIT_REPLICAS every approval is declined: say so at start, not per request. */
+async function warnOnTooFewReplicas (client: ReturnType<typeof createRedisClient>, wanted: number, log: Logger): Promise<void> {
+  if (!('stream' in client)) return
+  const info = await client.info('replication').catch(() => '')
+  const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? NaN)
+  if (connected < wanted) {
+    log.warn({ connected, wanted }, 'fewer replicas connected than REDIS_WAIT_REPLICAS: approvals are answered 05 until enough replicas confirm them')
+  }
 }
 
 /** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */

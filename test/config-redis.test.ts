@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import t from 'tap'
 import { request } from 'undici'
 import { ConfigError, loadConfig } from '../src/config.js'
-import { freePort } from './helpers/redis.js'
+import { freePort, privateRedis } from './helpers/redis.js'
 
 const REQUIRED = {
   EXTAUTH_CONSUMER_KEY: 'consumer-key-secret-1',
@@ -127,4 +127,13 @@ t.test('the real server: one line for a Sentinel setting it cannot use; Sentinel
   t.equal(s.ready, 503, '/health/ready is 503 while no Sentinel answers')
   t.notMatch(s.stdout, /embedded in-memory store/, 'no fall-back to the embedded store')
   t.match(s.stdout, /"store":"redis"/, 'the store is Redis')
+})
+
+t.test('REDIS_WAIT_REPLICAS above the replicas connected: a warning at start, not one per request', async (t) => {
+  const redis = await privateRedis(t)
+  const r = await runServer({ REDIS_URL: redis.url, REDIS_WAIT_REPLICAS: '1', REDIS_KEY_PREFIX: 'wait-warn:' })
+  t.equal(r.ready, 200, 'starts and is ready (declines are still answered)')
+  const warning = r.stdout.split('\n').filter((l) => l.includes('fewer replicas connected than REDIS_WAIT_REPLICAS'))
+  t.equal(warning.length, 1, 'one warning line')
+  t.match(JSON.parse(warning[0] ?? '{}'), { connected: 0, wanted: 1 }, 'with the figures')
 })
