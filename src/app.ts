@@ -37,7 +37,8 @@ export interface AppDeps {
 /**
  * Once the process is stopping, every answer closes its connection. close() only closes the keep-alive
  * connections idle at that moment; one busy with a request in flight would stay open after its answer
- * until the client let go (keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS on the public listener, 72 s on the admin one), holding the exit past GRACE_MS (exit code 1).
+ * until the client let go (keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS on the public listener, 72 s on the
+ * admin one), holding the exit past GRACE_MS (exit code 1).
  */
 function closeConnectionsWhenStopping (app: FastifyInstance, lifecycle: { shuttingDown: boolean }): void {
   app.addHook('onSend', (_request, reply, payload, done) => {
