@@ -228,13 +228,14 @@ export class RedisStore implements Store {
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
+    const connection = this.connectionNow()
     const out = await send(this.client, async () => await this.scripts.extauthAbandon(
       3 + limitKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen)))
     // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
     // survives on a replica: it counts as done only once replicated (else the compensator sends it again).
-    if (this.waitReplicas > 0) await this.confirmReplicated(this.connectionNow(), this.abandonWaitMs, 'compensation')
+    if (this.waitReplicas > 0) await this.confirmReplicated(connection, this.abandonWaitMs, 'compensation')
     return out as AbandonOutcome
   }
 
