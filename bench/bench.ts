@@ -3,7 +3,13 @@
 // side by side. Not a test: nothing here asserts a speed.
 //   npm run bench [-- --duration 10 --warmup 2 --connections 32 --urns 1000 --rounds 2 --log-level info]
 // REDIS_URL (default redis://127.0.0.1:6379); all keys go under a fresh prefix and are deleted at the end.
+//   npm run bench -- --replica [--wait-replicas 1]
+// What REDIS_WAIT_REPLICAS costs: a private primary and one replica (redis-server on free loopback ports,
+// stopped at the end) instead of REDIS_URL, and extauth with REDIS_WAIT_REPLICAS=N against extauth without
+// it, in place of the baseline.
 import { parseArgs } from 'node:util'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { Redis } from 'ioredis'
 import { randomBytes, randomInt } from 'node:crypto'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,9 +33,17 @@ const { values: v } = parseArgs({
     connections: { type: 'string', default: '32' },
     urns: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '2' },
-    'log-level': { type: 'string', default: 'info' }
+    'log-level': { type: 'string', default: 'info' },
+    replica: { type: 'boolean', default: false },
+    'wait-replicas': { type: 'string', default: '1' }
   }
 })
+const withReplica = v.replica === true
+const waitReplicas = Math.floor(Number(v['wait-replicas']))
+if (withReplica && !(waitReplicas >= 1 && waitReplicas <= 1)) {
+  process.stderr.write('bench: --wait-replicas must be 1 (one local replica)\n')
+  process.exit(2)
+}
 const durationS = Number(v.duration)
 const warmupS = Number(v.warmup)
 const connections = Math.floor(Number(v.connections))
@@ -47,10 +61,10 @@ if (2 * warmupS + 2 * rounds * durationS > BUDGET_S) {
   process.exit(2)
 }
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const prefix = `extauth-bench:${randomBytes(6).toString('hex')}:`
 
-interface Target { name: 'extauth' | 'baseline', url: string, keys: PlatformKeys }
+interface Target { name: string, url: string, keys: PlatformKeys }
 interface Run {
   target: Target['name']
   completed: number
@@ -107,8 +121,60 @@ function row (label: string, s: Summary, extra = ''): string {
   return `${label.padEnd(22)}${s.rps.toFixed(0).padStart(9)}${ms(s.p50).padStart(10)}${ms(s.p99).padStart(10)}  ${extra}\n`
 }
 
+/** A primary and one replica of it on free loopback ports, in sync; `stop` kills both. */
+async function primaryWithReplica (): Promise<{ url: string, stop: () => Promise<void> }> {
+  const procs: ChildProcess[] = []
+  const [p, r] = [await freePort(), await freePort()]
+  const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+  procs.push(spawn('redis-server', ['--port', String(p), ...common], { stdio: 'ignore' }))
+  procs.push(spawn('redis-server', ['--port', String(r), ...common, '--replicaof', '127.0.0.1', String(p)], { stdio: 'ignore' }))
+  const stop = async (): Promise<void> => {
+    await Promise.all(procs.map(async (c) => {
+      if (c.exitCode !== null || c.signalCode !== null) return
+      const exited = new Promise((resolve) => c.once('exit', resolve))
+      c.kill('SIGKILL')
+      await exited
+    }))
+  }
+  const replica = new Redis({ host: '127.0.0.1', port: r, retryStrategy: () => 50, maxRetriesPerRequest: 0 })
+  replica.on('error', () => {})
+  try {
+    const until = Date.now() + 10_000
+    for (;;) {
+      const info = await replica.info('replication').catch(() => '')
+      if (/master_link_status:up/.test(info)) break
+      if (Date.now() > until) throw new Error('the local replica did not sync within 10 s')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  } catch (err) {
+    await stop()
+    throw err
+  } finally {
+    replica.disconnect()
+  }
+  return { url: `redis://127.0.0.1:${p}`, stop }
+}
+
 async function main (): Promise<number> {
   const out = process.stdout
+  let replicaPair: { url: string, stop: () => Promise<void> } | undefined
+  if (withReplica) {
+    try {
+      replicaPair = await primaryWithReplica()
+    } catch (err) {
+      process.stderr.write(`bench: ${(err as Error).message}\n`)
+      return 2
+    }
+    redisUrl = replicaPair.url
+  }
+  try {
+    return await measure(out)
+  } finally {
+    await replicaPair?.stop()
+  }
+}
+
+async function measure (out: NodeJS.WriteStream): Promise<number> {
   let redis: string
   try {
     redis = await redisVersion(redisUrl)
@@ -117,45 +183,65 @@ async function main (): Promise<number> {
     return 2
   }
   out.write(`node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown cpu'}), ` +
-    `redis ${redis} at ${redisUrl}\n`)
+    `redis ${redis} at ${redisUrl}${withReplica ? ' (private, with one local replica)' : ''}\n`)
+  if (withReplica) out.write(`comparing extauth with REDIS_WAIT_REPLICAS=${waitReplicas} ("extauth+wait") against extauth without it\n`)
   out.write(`closed loop: ${connections} connections, ${urns} funded customers, unique references, ` +
     `${warmupS} s warm-up each, then ${rounds} × ${durationS} s per server in alternating order; extauth LOG_LEVEL=${logLevel}\n` +
     `load generator, both servers and Redis share this machine; load average now ${loadAverage()}\n\n`)
 
   let extauth: SpawnedExtauth | undefined
+  let extauthWait: SpawnedExtauth | undefined
   let baseline: Child | undefined
   let clean = false
   try {
-    const baselinePort = await freePort()
     const keys: PlatformKeys = { consumerKey: `bench-${randomBytes(6).toString('hex')}`, clientId: 'bench-client', bankId: '1234' }
-    baseline = startChild(['--import', 'tsx', join(REPO_ROOT, 'bench/baseline-server.ts')], {
-      cwd: REPO_ROOT,
-      logFile: join(tmpdir(), `bench-baseline-${process.pid}.log`),
-      env: {
-        PATH: process.env.PATH,
-        NODE_ENV: 'production',
-        PORT: String(baselinePort),
-        REDIS_URL: redisUrl,
-        REDIS_KEY_PREFIX: `${prefix}b:`,
-        EXTAUTH_CONSUMER_KEY: keys.consumerKey,
-        EXTAUTH_CLIENT_ID: keys.clientId,
-        EXTAUTH_BANK_ID: keys.bankId
-      }
-    })
-    const baseUrl = `http://127.0.0.1:${baselinePort}`
-    // allSettled: a started extauth must be stopped in `finally` even when the baseline failed to start
-    const [started, baselineReady] = await Promise.allSettled([
-      spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth', keys }),
-      waitUntilReady(baseline, `${baseUrl}/health/ready`)
-    ])
-    if (started.status === 'rejected') throw started.reason
-    extauth = started.value
-    if (baselineReady.status === 'rejected') throw baselineReady.reason
-    const ext = started.value
-    const targets: Target[] = [
-      { name: 'extauth', url: ext.baseUrl, keys },
-      { name: 'baseline', url: baseUrl, keys }
-    ]
+    let targets: Target[]
+    if (withReplica) {
+      // the two share one prefix: the customers seeded once serve both
+      const [plain, waiting] = await Promise.allSettled([
+        spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth', keys }),
+        spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth-wait', keys, env: { REDIS_WAIT_REPLICAS: String(waitReplicas) } })
+      ])
+      if (plain.status === 'fulfilled') extauth = plain.value
+      if (waiting.status === 'fulfilled') extauthWait = waiting.value
+      if (plain.status === 'rejected') throw plain.reason
+      if (waiting.status === 'rejected') throw waiting.reason
+      targets = [
+        { name: 'extauth', url: plain.value.baseUrl, keys },
+        { name: 'extauth+wait', url: waiting.value.baseUrl, keys }
+      ]
+    } else {
+      const baselinePort = await freePort()
+      baseline = startChild(['--import', 'tsx', join(REPO_ROOT, 'bench/baseline-server.ts')], {
+        cwd: REPO_ROOT,
+        logFile: join(tmpdir(), `bench-baseline-${process.pid}.log`),
+        env: {
+          PATH: process.env.PATH,
+          NODE_ENV: 'production',
+          PORT: String(baselinePort),
+          REDIS_URL: redisUrl,
+          REDIS_KEY_PREFIX: `${prefix}b:`,
+          EXTAUTH_CONSUMER_KEY: keys.consumerKey,
+          EXTAUTH_CLIENT_ID: keys.clientId,
+          EXTAUTH_BANK_ID: keys.bankId
+        }
+      })
+      const baseUrl = `http://127.0.0.1:${baselinePort}`
+      // allSettled: a started extauth must be stopped in `finally` even when the baseline failed to start
+      const [started, baselineReady] = await Promise.allSettled([
+        spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth', keys }),
+        waitUntilReady(baseline, `${baseUrl}/health/ready`)
+      ])
+      if (started.status === 'rejected') throw started.reason
+      extauth = started.value
+      if (baselineReady.status === 'rejected') throw baselineReady.reason
+      targets = [
+        { name: 'extauth', url: started.value.baseUrl, keys },
+        { name: 'baseline', url: baseUrl, keys }
+      ]
+    }
+    const ext = extauth
+    if (ext === undefined) throw new Error('extauth did not start')
 
     const t = performance.now()
     const calls = await seedThroughAdmin(ext.adminUrl, ext.adminToken, scenario, 32)
@@ -173,15 +259,16 @@ async function main (): Promise<number> {
         out.write(row(`${tg.name} run ${round + 1}`, summarize([r]), `status ${countsLine(r.statuses)}  codes ${countsLine(r.codes)}${r.errors > 0 ? `  errors ${r.errors}` : ''}`))
       }
     }
-    const e = summarize(runs.filter((r) => r.target === 'extauth'))
-    const b = summarize(runs.filter((r) => r.target === 'baseline'))
+    const [first, second] = targets.map((tg) => tg.name) as [string, string]
+    const e = summarize(runs.filter((r) => r.target === first))
+    const b = summarize(runs.filter((r) => r.target === second))
     out.write('\n')
-    out.write(row('extauth (all runs)', e))
-    out.write(row('baseline (all runs)', b))
-    out.write(`${'extauth / baseline'.padEnd(22)}${(e.rps / b.rps).toFixed(2).padStart(9)}${(e.p50 / b.p50).toFixed(2).padStart(10)}${(e.p99 / b.p99).toFixed(2).padStart(10)}\n`)
+    out.write(row(`${first} (all runs)`, e))
+    out.write(row(`${second} (all runs)`, b))
+    out.write(`${`${first} / ${second}`.padEnd(22)}${(e.rps / b.rps).toFixed(2).padStart(9)}${(e.p50 / b.p50).toFixed(2).padStart(10)}${(e.p99 / b.p99).toFixed(2).padStart(10)}\n`)
     out.write(`load average after the runs: ${loadAverage()} (other work on the machine skews the figures)\n`)
     const bad = runs.filter((r) => r.errors > 0 || r.statuses.size !== 1 || !r.statuses.has('200') ||
-      (r.target === 'extauth' && (r.codes.size !== 1 || !r.codes.has('00'))))
+      (r.target !== 'baseline' && (r.codes.size !== 1 || !r.codes.has('00'))))
     if (bad.length > 0) {
       out.write('\nWARNING: some answers were not 200/00 (see the runs above); the figures are not comparable\n')
       return 1
@@ -192,12 +279,13 @@ async function main (): Promise<number> {
     process.stderr.write(`bench: ${(err as Error).message}\n`)
     return 2
   } finally {
-    const codes = await Promise.all([extauth?.child.stop(), baseline?.stop()])
+    const codes = await Promise.all([extauth?.child.stop(), extauthWait?.child.stop(), baseline?.stop()])
     if (clean && codes.every((c) => c === 0 || c === undefined)) {
       extauth?.child.removeLog()
+      extauthWait?.child.removeLog()
       baseline?.removeLog()
     } else {
-      process.stderr.write(`bench: logs kept: ${[extauth?.child.logFile, baseline?.logFile].filter(Boolean).join(', ')} (exit codes ${codes.join(', ')})\n`)
+      process.stderr.write(`bench: logs kept: ${[extauth?.child.logFile, extauthWait?.child.logFile, baseline?.logFile].filter(Boolean).join(', ')} (exit codes ${codes.join(', ')})\n`)
     }
     const n = await deleteByPrefix(redisUrl, prefix)
     process.stdout.write(`cleanup: deleted ${n} keys under ${prefix}\n`)

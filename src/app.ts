@@ -17,6 +17,8 @@ import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
 import { controlsRoutes } from './http/controls-routes.js'
+import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
+import { observeConnections } from './http/connection-metrics.js'
 
 export interface AppDeps {
   config: Config
@@ -40,7 +42,8 @@ export interface AppDeps {
 /**
  * Once the process is stopping, every answer closes its connection. close() only closes the keep-alive
  * connections idle at that moment; one busy with a request in flight would stay open after its answer
- * until the client let go (keepAliveTimeout, 72 s), holding the exit past GRACE_MS (exit code 1).
+ * until the client let go (keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS on the public listener, 72 s on the
+ * admin one), holding the exit past GRACE_MS (exit code 1).
  */
 function closeConnectionsWhenStopping (app: FastifyInstance, lifecycle: { shuttingDown: boolean }): void {
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -74,9 +77,22 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     // while closing, requests already on a connection are still answered (the platform must get an answer)
     return503OnClosing: false,
     onProtoPoisoning: 'error',
-    onConstructorPoisoning: 'error'
+    onConstructorPoisoning: 'error',
+    // A slow sender must not hold a socket for Node's defaults (60 s for headers, 5 min for a request):
+    // nothing that arrives later than the platform's budget can still be answered in time.
+    requestTimeout: config.httpRequestTimeoutMs,
+    keepAliveTimeout: config.httpKeepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s by default)
+      connectionsCheckingInterval: Math.max(50, Math.floor(config.httpHeadersTimeoutMs / 4)),
+      maxHeaderSize: 16 * 1024
+    },
+    clientErrorHandler: clientErrorHandler(answerCtx, metrics, deps.logger)
   })
   closeConnectionsWhenStopping(app, deps.lifecycle)
+  observeConnections(app, metrics)
+  trackEarlyAnswers(app)
 
   await app.register(underPressure, {
     ...(config.shedEventLoopDelayMs > 0 ? { maxEventLoopDelay: config.shedEventLoopDelayMs } : {}),

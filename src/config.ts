@@ -108,6 +108,29 @@ const clusterNodes = makeValidator<Array<{ host: string, port: number }>>((input
   })
 })
 
+/** redis:// or rediss://, a host, an optional port and database number: what ioredis reads from a URL */
+const redisUrl = makeValidator<string>((input: string) => {
+  const v = input.trim()
+  if (v === '') return ''
+  let u: URL
+  try {
+    u = new URL(v)
+  } catch {
+    throw new Error('is not a URL (redis://host:port[/db])')
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error('must start with redis:// or rediss://')
+  if (u.hostname === '') throw new Error('names no host (redis://host:port[/db])')
+  if (!/^\/?(\d{1,2})?$/.test(u.pathname)) throw new Error('the path must be a database number (redis://host:port/0)')
+  return v
+})
+
+const sentinelName = makeValidator<string>((input: string) => {
+  const v = input.trim()
+  if (v === '') return ''
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(v)) throw new Error('must be the name Sentinel monitors (letters, digits, . _ -)')
+  return v
+})
+
 const nonEmpty = makeValidator<string>((input: string) => {
   if (input.trim() === '') throw new Error('must not be empty')
   return input
@@ -136,8 +159,14 @@ const spec = {
   TIMEZONE: timeZone({ default: 'UTC' }),
   DEFAULT_CURRENCY: currency({ default: '356' }),
   RULES_DIR: str({ default: './rules' }),
-  REDIS_URL: str({ default: '' }),
+  REDIS_URL: redisUrl({ default: '' }),
   REDIS_CLUSTER_NODES: clusterNodes({ default: undefined }),
+  REDIS_SENTINELS: clusterNodes({ default: undefined }),
+  REDIS_SENTINEL_NAME: sentinelName({ default: '' }),
+  REDIS_WAIT_REPLICAS: intRange(0, 16)({ default: 0 }),
+  HTTP_HEADERS_TIMEOUT_MS: intRange(100, PLATFORM_TIMEOUT_MS)({ default: 1000 }),
+  HTTP_REQUEST_TIMEOUT_MS: intRange(100, PLATFORM_TIMEOUT_MS)({ default: 1500 }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: intRange(100, 600_000)({ default: 5000 }),
   REDIS_KEY_PREFIX: str({ default: 'extauth:' }),
   LOG_LEVEL: str({ default: 'info', choices: levels }),
   SHED_EVENT_LOOP_DELAY_MS: intRange(0, 60000)({ default: 200 }),
@@ -167,6 +196,17 @@ export interface Config {
   rulesDir: string
   redisUrl: string
   redisClusterNodes: Array<{ host: string, port: number }> | undefined
+  /** the Sentinels to ask for the primary of `redisSentinelName` (undefined = no Sentinel) */
+  redisSentinels: Array<{ host: string, port: number }> | undefined
+  redisSentinelName: string
+  /** replicas that must hold an approval before it is answered 00 (0 = do not wait) */
+  redisWaitReplicas: number
+  /** public listener: the whole header block must arrive within this (from the first byte) */
+  httpHeadersTimeoutMs: number
+  /** public listener: the whole request, headers and body, must arrive within this */
+  httpRequestTimeoutMs: number
+  /** public listener: an idle keep-alive connection is closed after this */
+  httpKeepAliveTimeoutMs: number
   redisKeyPrefix: string
   logLevel: typeof levels[number]
   /** 0 = not checked */
@@ -188,6 +228,46 @@ export interface Config {
   env: NodeJS.ProcessEnv
 }
 
+/** Variables that only mean something with a Redis store. */
+const REDIS_ONLY = ['REDIS_KEY_PREFIX', 'REDIS_WAIT_REPLICAS', 'REDIS_SENTINEL_NAME'] as const
+
+/**
+ * Exactly one way to reach Redis, or none at all (then, and only then, the embedded store): a setting that
+ * would be ignored is refused, so a typo cannot put a production instance on memory.
+ */
+function checkRedisSettings (env: NodeJS.ProcessEnv, problem: (variable: string, message: string) => void, clean: {
+  REDIS_URL: string
+  REDIS_CLUSTER_NODES: unknown
+  REDIS_SENTINELS: unknown
+  REDIS_SENTINEL_NAME: string
+  REDIS_WAIT_REPLICAS: number
+}): void {
+  const targets = [
+    ['REDIS_URL', clean.REDIS_URL !== ''],
+    ['REDIS_CLUSTER_NODES', clean.REDIS_CLUSTER_NODES !== undefined],
+    ['REDIS_SENTINELS', clean.REDIS_SENTINELS !== undefined]
+  ].filter(([, set]) => set === true).map(([name]) => name as string)
+  if (targets.length > 1) {
+    return problem(targets[1] as string, `set only one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS (${targets.join(' and ')} are set)`)
+  }
+  if (clean.REDIS_SENTINELS !== undefined && clean.REDIS_SENTINEL_NAME === '') {
+    return problem('REDIS_SENTINEL_NAME', 'is required with REDIS_SENTINELS (the name the Sentinels monitor)')
+  }
+  if (clean.REDIS_SENTINEL_NAME !== '' && clean.REDIS_SENTINELS === undefined) {
+    return problem('REDIS_SENTINEL_NAME', 'needs REDIS_SENTINELS (host:port,... of the Sentinels)')
+  }
+  if (targets.length === 0) {
+    // set but empty counts as unset (compose files write `REDIS_URL=`); anything else needs a Redis
+    const stray = REDIS_ONLY.find((name) => (env[name] ?? '').trim() !== '')
+    if (stray !== undefined) {
+      return problem(stray, 'is a Redis setting, but no Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES); without one the embedded in-memory store would be used')
+    }
+  }
+  if (clean.REDIS_WAIT_REPLICAS > 0 && clean.REDIS_CLUSTER_NODES !== undefined) {
+    return problem('REDIS_WAIT_REPLICAS', 'is not supported with REDIS_CLUSTER_NODES (use REDIS_URL or REDIS_SENTINELS)')
+  }
+}
+
 /** Throws a ConfigError naming every bad variable (`problems`; `variable` is the first). */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const problems: ConfigProblem[] = []
@@ -202,11 +282,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       }
     }
   })
-  if (!bad.has('REDIS_URL') && !bad.has('REDIS_CLUSTER_NODES') && clean.REDIS_URL !== '' && clean.REDIS_CLUSTER_NODES !== undefined) {
-    problem('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both')
-  }
-  if (!bad.has('REDIS_URL') && clean.REDIS_URL !== '' && !/^rediss?:\/\//.test(clean.REDIS_URL)) {
-    problem('REDIS_URL', 'must start with redis:// or rediss://')
+  checkRedisSettings(env, problem, clean)
+  if (clean.HTTP_HEADERS_TIMEOUT_MS > clean.HTTP_REQUEST_TIMEOUT_MS) {
+    // Node refuses a header timeout longer than the whole request's
+    problem('HTTP_HEADERS_TIMEOUT_MS', `must not be above HTTP_REQUEST_TIMEOUT_MS (${clean.HTTP_REQUEST_TIMEOUT_MS})`)
   }
   if (!bad.has('REDIS_KEY_PREFIX') && /[{}]/.test(clean.REDIS_KEY_PREFIX)) {
     // a brace in the prefix would become the Redis Cluster hash tag and put all keys in one slot
@@ -246,6 +325,12 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     rulesDir: clean.RULES_DIR,
     redisUrl: clean.REDIS_URL,
     redisClusterNodes: clean.REDIS_CLUSTER_NODES,
+    redisSentinels: clean.REDIS_SENTINELS,
+    redisSentinelName: clean.REDIS_SENTINEL_NAME,
+    redisWaitReplicas: clean.REDIS_WAIT_REPLICAS,
+    httpHeadersTimeoutMs: clean.HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: clean.HTTP_REQUEST_TIMEOUT_MS,
+    httpKeepAliveTimeoutMs: clean.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     redisKeyPrefix: clean.REDIS_KEY_PREFIX,
     logLevel: clean.LOG_LEVEL,
     shedEventLoopDelayMs: clean.SHED_EVENT_LOOP_DELAY_MS,

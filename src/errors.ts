@@ -8,6 +8,15 @@ import createError from '@fastify/error'
 export const ERR_STORE_NOT_DONE = createError('EXTAUTH_ERR_STORE_NOT_DONE', 'Store did not run the command: %s', 503)
 /** The command may have reached the store and committed; its reply was lost or late. */
 export const ERR_STORE_OUTCOME_UNKNOWN = createError('EXTAUTH_ERR_STORE_OUTCOME_UNKNOWN', 'Store outcome unknown: %s', 503)
+/**
+ * The write happened on the primary, but not enough replicas confirmed it (REDIS_WAIT_REPLICAS): a failover
+ * could lose it. Not "not done": whoever acted on it undoes it.
+ */
+export const ERR_STORE_NOT_REPLICATED = createError('EXTAUTH_ERR_STORE_NOT_REPLICATED', 'Store write not replicated: %s', 503)
+
+export function isStoreNotReplicated (err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === 'EXTAUTH_ERR_STORE_NOT_REPLICATED'
+}
 
 export function isStoreNotDone (err: unknown): boolean {
   return err instanceof Error && (err as { code?: unknown }).code === 'EXTAUTH_ERR_STORE_NOT_DONE'

@@ -21,6 +21,9 @@ export interface Metrics {
   rulesReloadFailures: Counter
   adapterCalls: Counter<'party' | 'call' | 'outcome'>
   adapterSeconds: Histogram<'party' | 'call'>
+  replicationShortfalls: Counter
+  /** time from a connection's accept to its first request: how long a new connection waited on a busy process */
+  acceptToRequestSeconds: Histogram
 }
 
 /**
@@ -86,6 +89,13 @@ export function createMetrics (opts: { defaultMetrics?: boolean } = {}): Metrics
       help: 'Time of a call to an outbound party, from start to parsed answer, retries included',
       labelNames: ['party', 'call'],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 5, 10],
+      registers
+    }),
+    replicationShortfalls: new Counter({ name: 'extauth_approvals_not_replicated_total', help: 'Approvals released and answered 05 because fewer than REDIS_WAIT_REPLICAS replicas confirmed them in time', registers }),
+    acceptToRequestSeconds: new Histogram({
+      name: 'extauth_connection_accept_to_request_seconds',
+      help: 'Time from accepting a public connection to the start of its first request (the deadline timer starts at the request; the kernel accept queue before this is not visible)',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
       registers
     })
   }

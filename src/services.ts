@@ -31,20 +31,27 @@ export interface Services extends AppDeps {
 }
 
 export async function createStore (config: Config, log: Logger): Promise<{ store: Store, status: StoreStatus }> {
-  if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
+  if (config.redisUrl === '' && config.redisClusterNodes === undefined && config.redisSentinels === undefined) {
+    // config.ts refuses any Redis setting without a Redis to use, so this is a deliberate choice
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
     return { store: new MemoryStore({ retentionMs: config.decisionRetentionMs }), status: EMBEDDED_STORE_STATUS }
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
-    ...(config.redisClusterNodes !== undefined ? { clusterNodes: config.redisClusterNodes } : {})
+    ...(config.redisClusterNodes !== undefined ? { clusterNodes: config.redisClusterNodes } : {}),
+    ...(config.redisSentinels !== undefined ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {})
   })
   const target = redisTarget(config.redisUrl, config.redisClusterNodes)
   client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, waitReplicas: config.redisWaitReplicas })
   const status = watchRedisStatus(client, target, () => store.ready())
   let wasReady = false
-  client.on('ready', () => { wasReady = true; log.info({ redis: target }, 'redis ready') })
+  client.on('ready', () => {
+    wasReady = true
+    // behind Sentinel the primary may have moved: say where this connection went
+    const stream = 'stream' in client ? client.stream : undefined
+    log.info({ redis: target, primary: stream?.remoteAddress !== undefined ? `${stream.remoteAddress}:${String(stream.remotePort)}` : undefined }, 'redis ready')
+  })
   client.on('end', () => { if (wasReady) log.warn({ redis: target }, 'redis connection ended') })
   client.on('reconnecting', () => {
     if (!wasReady) return
@@ -53,7 +60,13 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
     log.warn({ ...p }, `redis unreachable at ${p?.redis ?? target}: ${p?.cause ?? 'connection lost'}; reconnecting`)
   })
   try {
-    await store.connect()
+    // behind Sentinel, a first connection keeps retrying while no Sentinel answers: start anyway, not ready
+    let timer: NodeJS.Timeout | undefined
+    const startTimeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new Error('no answer within 5 s')) }, 5000)
+    })
+    await Promise.race([store.connect(), startTimeout]).finally(() => { clearTimeout(timer) })
+    if (config.redisWaitReplicas > 0) await warnOnTooFewReplicas(client, config.redisWaitReplicas, log)
   } catch (err) {
     // start anyway, not ready; the client keeps reconnecting and readiness follows it
     const p = status.problem() ?? { redis: target, cause: (err as Error).message }
@@ -62,10 +75,24 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
   return { store, status }
 }
 
+/** With fewer replicas than REDIS_WAIT_REPLICAS every approval is declined: say so at start, not per request. */
+async function warnOnTooFewReplicas (client: ReturnType<typeof createRedisClient>, wanted: number, log: Logger): Promise<void> {
+  if (!('stream' in client)) return
+  const info = await client.info('replication').catch(() => '')
+  const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? NaN)
+  if (connected < wanted) {
+    log.warn({ connected, wanted }, 'fewer replicas connected than REDIS_WAIT_REPLICAS: approvals are answered 05 until enough replicas confirm them')
+  }
+}
+
 /** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */
 function journalFor (config: Config, store: Store): { journal?: CompensationJournal } {
   if (store.kind === 'memory' || config.compensationJournalDir === '') return {}
-  const target = config.redisClusterNodes?.map((n) => `${n.host}:${n.port}`).join(',') ?? config.redisUrl
+  const nodes = config.redisClusterNodes ?? config.redisSentinels
+  // the same Redis however reached: a Sentinel deployment is named by its Sentinels and primary name
+  const target = nodes !== undefined
+    ? nodes.map((n) => `${n.host}:${n.port}`).join(',') + (config.redisSentinels !== undefined ? `/${config.redisSentinelName}` : '')
+    : config.redisUrl
   try {
     return { journal: new FileCompensationJournal(config.compensationJournalDir, `${target}|${config.redisKeyPrefix}`) }
   } catch (err) {

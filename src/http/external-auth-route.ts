@@ -10,6 +10,7 @@ import { answerSchema, authRequestSchema, EXTERNAL_AUTH_PATH } from './auth-sche
 import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-checks.js'
 import type { CidrList } from '../config.js'
 import type { Metrics } from '../metrics.js'
+import { isStoreNotReplicated } from '../errors.js'
 
 export { EXTERNAL_AUTH_PATH }
 
@@ -55,7 +56,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     return a
   }
 
-  function logDecision (request: FastifyRequest, body: AuthRequest, code: ResponseCode, reason: PipelineReason | 'deadline', d?: Decision): void {
+  function logDecision (request: FastifyRequest, body: AuthRequest, code: ResponseCode, reason: PipelineReason | 'deadline' | 'not_replicated', d?: Decision): void {
     const latencyMs = clock.now() - request.arrivedAtMs
     metrics.decisions.inc({ code, reason })
     metrics.decisionSeconds.observe({ code }, latencyMs / 1000)
@@ -124,6 +125,14 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       logDecision(request, body, g.value.code, g.value.reason, g.value)
       return send(reply, 200, g.value.code, body)
     } catch (err) {
+      if (isStoreNotReplicated(err)) {
+        // approved on the primary, but too few replicas confirmed it in time: released (the pipeline
+        // handed it to the compensator) and declined, so a failover cannot lose a 00
+        metrics.replicationShortfalls.inc()
+        log.warn({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'approval not confirmed by the replicas; released and answered 05')
+        logDecision(request, body, '05', 'not_replicated')
+        return send(reply, 200, '05', body)
+      }
       metrics.storeErrors.inc({ op: 'authorize' })
       const problem = opts.storeProblem?.() ?? null
       log.error({ err: (err as Error).message, ...problem, reference: body.transactionReferenceNumber, urn: body.urn },

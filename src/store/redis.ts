@@ -1,7 +1,7 @@
 // The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
-import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
+import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA } from './lua.js'
@@ -15,6 +15,9 @@ import {
 import { MAX_BALANCE, assertAmount, controlHitOf, normalizeRecord } from './record.js'
 
 type Client = Redis | Cluster
+
+/** How much of the time left an approval's WAIT leaves for its reply (see authorize). */
+const WAIT_REPLY_RESERVE_MS = 200
 type Reply = unknown
 
 interface ScriptCommands {
@@ -30,6 +33,9 @@ interface ScriptCommands {
 export interface RedisConnectOptions {
   url?: string
   clusterNodes?: Array<{ host: string, port: number }>
+  /** the Sentinels to ask where the primary of `sentinelName` is; the client follows it across failovers */
+  sentinels?: Array<{ host: string, port: number }>
+  sentinelName?: string
   /** rejects a command still unanswered after this long, so callers never wait forever */
   commandTimeoutMs?: number
 }
@@ -57,6 +63,22 @@ export function createRedisClient (opts: RedisConnectOptions): Client {
       clusterRetryStrategy: (times: number) => Math.min(100 * times, 2000)
     }
     return new Cluster(opts.clusterNodes, clusterOpts)
+  }
+  if (opts.sentinels !== undefined) {
+    return new Redis({
+      ...common,
+      sentinels: opts.sentinels,
+      name: opts.sentinelName ?? '',
+      role: 'master',
+      // reconnect as soon as a Sentinel announces +switch-master, rather than when the old primary's
+      // connection is seen dead (which a network partition can hide for a long time)
+      failoverDetector: true,
+      // keep asking: the Sentinels may themselves be restarting; each round tries every one of them
+      sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000),
+      sentinelCommandTimeout: 500,
+      // a primary demoted to replica answers READONLY to a write: reconnect, asking the Sentinels again
+      reconnectOnError: (err: Error) => err.message.startsWith('READONLY') ? 2 : false
+    })
   }
   return new Redis(opts.url ?? 'redis://127.0.0.1:6379', common)
 }
@@ -102,6 +124,19 @@ function defineScripts (client: Client): ScriptCommands {
   return client as unknown as ScriptCommands
 }
 
+export interface RedisStoreOptions {
+  prefix: string
+  streamMaxLen?: number
+  retentionMs?: number
+  /**
+   * Replicas that must hold an approval (and a deadline compensation) before it counts as done: after the
+   * commit, WAIT on the same connection. 0 = do not wait (replication stays asynchronous).
+   */
+  waitReplicas?: number
+  /** how long a compensation waits for its replicas before it is retried */
+  abandonWaitMs?: number
+}
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const
   readonly client: Client
@@ -115,9 +150,14 @@ export class RedisStore implements Store {
    */
   private clockOffsetMs = 0
   private offsetTimer: NodeJS.Timeout | null = null
+  private readonly waitReplicas: number
+  private readonly abandonWaitMs: number
 
-  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number, retentionMs?: number }) {
+  constructor (client: Client, opts: RedisStoreOptions) {
+    if ((opts.waitReplicas ?? 0) > 0 && client instanceof Cluster) throw new Error('waitReplicas is not supported on a Redis Cluster')
     this.client = client
+    this.waitReplicas = opts.waitReplicas ?? 0
+    this.abandonWaitMs = opts.abandonWaitMs ?? 1000
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
@@ -174,8 +214,15 @@ export class RedisStore implements Store {
     const controls = input.controls?.defaults ?? []
     args.push(String(controls.length), String(CONTROL_DAILY_RETAIN_MS))
     for (const d of controls) args.push(...defaultArgs(d))
+    const connection = this.connectionNow()
     const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined, string | undefined]
     const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null
+    if (code === '00' && this.waitReplicas > 0) {
+      // Redis times a WAIT out on its own timer tick (up to 1/hz late, 100 ms by default): leave room for
+      // the shortfall's reply to come back before the deadline guard answers in its place
+      const left = input.deadlineAtMs - Date.now()
+      await this.confirmReplicated(connection, left - Math.min(WAIT_REPLY_RESERVE_MS, left / 4), 'approval')
+    }
     return {
       ...(control !== null ? { control } : {}),
       code: code as ResponseCode,
@@ -192,11 +239,39 @@ export class RedisStore implements Store {
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
     const controlKeys = this.controlKeys(urn, input.last4, input.controls, false)
+    const connection = this.connectionNow()
     const out = await send(this.client, async () => await this.scripts.extauthAbandon(
       3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen), input.tombstone === false ? '0' : '1'))
+    // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
+    // survives on a replica: it counts as done only once replicated (else the compensator sends it again).
+    if (this.waitReplicas > 0) await this.confirmReplicated(connection, this.abandonWaitMs, 'compensation')
     return out as AbandonOutcome
+  }
+
+  /** The socket commands go out on now (a plain client); a reconnection makes a new one. */
+  private connectionNow (): unknown {
+    return this.client instanceof Cluster ? null : this.client.stream
+  }
+
+  /**
+   * WAIT for the replicas after a write. WAIT counts the writes of this connection, so it must go out on the
+   * socket the write went on: after a reconnection (to a new primary, perhaps) a WAIT on the new socket
+   * would count nothing of ours and answer at once. Anything short of a confirmation means the write may be
+   * lost in a failover, not that it did not happen: ERR_STORE_NOT_REPLICATED (never "not done").
+   */
+  private async confirmReplicated (connection: unknown, timeoutMs: number, what: string): Promise<void> {
+    const client = this.client as Redis
+    if (timeoutMs < 1) throw new ERR_STORE_NOT_REPLICATED(`no time left to wait for the replicas of this ${what}`)
+    if (client.stream !== connection || !writableNow(client)) throw new ERR_STORE_NOT_REPLICATED(`the connection changed before the ${what} was confirmed`)
+    let acked: number
+    try {
+      acked = Number(await client.wait(this.waitReplicas, Math.floor(timeoutMs)))
+    } catch (err) {
+      throw new ERR_STORE_NOT_REPLICATED(`WAIT failed: ${(err as Error).message}`)
+    }
+    if (acked < this.waitReplicas) throw new ERR_STORE_NOT_REPLICATED(`${acked} of ${this.waitReplicas} replicas hold this ${what}`)
   }
 
   /** the keys of the card controls that apply: the card's own settings (authorize only), then each kind's daily total */

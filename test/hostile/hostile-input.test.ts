@@ -206,8 +206,8 @@ t.test(`hostile requests over real HTTP (seed ${SEED})`, async (t) => {
   t.same(bad.slice(0, 20), [], `every answer over HTTP is the contract's answer (seed ${SEED + 1}; ${bad.length} bad)`)
   t.equal(await available(), OPENING - approvedDebit, 'balance moved only by the approvals answered')
 
-  // broken HTTP messages on a raw socket: Node's parser refuses them before any route runs; the answer is
-  // Fastify's (not the five fields: no request reached the route), never a 5xx, and the process lives on
+  // broken HTTP messages on a raw socket: Node's parser refuses them before any route runs; never a 5xx,
+  // and the process lives on (their five-field answers: test/http/client-errors.test.ts)
   const raw = async (bytes: string): Promise<string> => await new Promise((resolve) => {
     const s = connect(port, '127.0.0.1')
     let got = ''
