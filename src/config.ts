@@ -282,8 +282,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       }
     }
   })
-  checkRedisSettings(env, problem, clean)
-  if (clean.HTTP_HEADERS_TIMEOUT_MS > clean.HTTP_REQUEST_TIMEOUT_MS) {
+  // a variable that failed its own check is not in `clean` (reading it throws): check combinations of good ones
+  if (!['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_WAIT_REPLICAS'].some((v) => bad.has(v))) checkRedisSettings(env, problem, clean)
+  if (!bad.has('HTTP_HEADERS_TIMEOUT_MS') && !bad.has('HTTP_REQUEST_TIMEOUT_MS') && clean.HTTP_HEADERS_TIMEOUT_MS > clean.HTTP_REQUEST_TIMEOUT_MS) {
     // Node refuses a header timeout longer than the whole request's
     problem('HTTP_HEADERS_TIMEOUT_MS', `must not be above HTTP_REQUEST_TIMEOUT_MS (${clean.HTTP_REQUEST_TIMEOUT_MS})`)
   }

@@ -99,7 +99,7 @@ async function runServer (env: Record<string, string>): Promise<Started> {
   let ready: number | null = null
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString()
-    if (ready === null && stdout.includes('"extauth ready"')) {
+    if (ready === null && (stdout.includes('"extauth ready"') || stdout.includes('"extauth listening'))) {
       ready = 0
       request(`http://127.0.0.1:${port}/health/ready`).then(async (res) => {
         ready = res.statusCode
