@@ -2,7 +2,7 @@ import t from 'tap'
 import { storeContract, authInput, urnFor } from './contract.js'
 import { boundaryContract, latestAttemptContract } from './contract-boundaries.js'
 import type { Redis } from 'ioredis'
-import { SHARED_REDIS_URL, sharedRedisStore } from '../helpers/redis.js'
+import { privateRedis, sharedRedisStore } from '../helpers/redis.js'
 import { monitorScripts } from '../helpers/script-monitor.js'
 import { keySlot } from '../helpers/key-slot.js'
 import { CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT } from '../../src/store/types.js'
@@ -25,9 +25,11 @@ t.test('decisions are kept at least 7 days', async (t) => {
 })
 
 t.test('every script touches one Cluster slot: the keys it is given and the keys it uses', async (t) => {
-  const store = await sharedRedisStore(t)
+  // a Redis of its own: MONITOR on the shared one would see (and be slowed by) every other test's traffic
+  const own = await privateRedis(t)
+  const store = await sharedRedisStore(t, own.url)
   const urn = urnFor('slot')
-  const monitor = await monitorScripts(t, SHARED_REDIS_URL)
+  const monitor = await monitorScripts(t, own.url)
   await store.putCustomer(urn, {})
   await store.credit(urn, 1000, 'c')
   await store.debit(urn, 10, 'd')
@@ -49,9 +51,11 @@ t.test('every script touches one Cluster slot: the keys it is given and the keys
 })
 
 t.test('the script check sees a script that touches two slots', async (t) => {
-  const store = await sharedRedisStore(t)
+  // a Redis of its own: MONITOR on the shared one would see (and be slowed by) every other test's traffic
+  const own = await privateRedis(t)
+  const store = await sharedRedisStore(t, own.url)
   const mark = urnFor('two')
-  const monitor = await monitorScripts(t, SHARED_REDIS_URL)
+  const monitor = await monitorScripts(t, own.url)
   const prefix = `extauth-test:${mark}:`
   t.teardown(async () => { await store.client.del(`${prefix}{a}x`, `${prefix}{b}y`) })
   await store.client.eval("redis.call('SET', KEYS[1], '1') redis.call('SET', ARGV[1], '1') return 1", 1, `${prefix}{a}x`, `${prefix}{b}y`)
