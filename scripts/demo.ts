@@ -19,7 +19,7 @@ const money = (minor: string | number): string => (Number(minor) / 100).toFixed(
 
 async function main (): Promise<void> {
   const gateway = buildGatewaySim({ apiKey: 'demo-gw-key', pgInstanceId: 'PG01', merchantId: 'M0001' })
-  const prepaid = buildPrepaidSim({ apiKey: 'demo-pp-key', consumerKey: 'demo-pp-consumer', secureCode: 'demo-secure', clientId: 'CL01', bankId: '1234' })
+  const prepaid = buildPrepaidSim({ apiKey: 'demo-pp-key', consumerKey: 'demo-pp-consumer', secureCode: 'demo-secure', clientId: 'CL01', bankId: '1234', unloadPath: '/demo/v2/unload' })
   const risk = buildRiskSim({ accessToken: 'demo-risk-token' })
   const [gatewayUrl, prepaidUrl, riskUrl] = await Promise.all([gateway.app, prepaid.app, risk.app].map(async (a) => await a.listen({ host: '127.0.0.1', port: 0 })))
 
@@ -29,7 +29,7 @@ async function main (): Promise<void> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RULES_DIR: process.env.RULES_DIR ?? './rules', RULES_WATCH: 'false', REDIS_URL: '',
     CARD_CONTROLS_FILE: process.env.CARD_CONTROLS_FILE ?? './examples/card-controls.rbi.json',
     GATEWAY_URL: gatewayUrl as string, GATEWAY_API_KEY: 'demo-gw-key', GATEWAY_PG_INSTANCE_ID: 'PG01', GATEWAY_MERCHANT_ID: 'M0001', GATEWAY_VERSION: '1.0.0.1',
-    PREPAID_URL: prepaidUrl as string, PREPAID_API_KEY: 'demo-pp-key', PREPAID_CONSUMER_KEY: 'demo-pp-consumer', PREPAID_SECURE_CODE: 'demo-secure', PREPAID_CLIENT_ID: 'CL01', PREPAID_BANK_ID: '1234',
+    PREPAID_URL: prepaidUrl as string, PREPAID_API_KEY: 'demo-pp-key', PREPAID_CONSUMER_KEY: 'demo-pp-consumer', PREPAID_SECURE_CODE: 'demo-secure', PREPAID_CLIENT_ID: 'CL01', PREPAID_BANK_ID: '1234', PREPAID_UNLOAD_PATH: '/demo/v2/unload',
     RISK_URL: riskUrl as string, RISK_ACCESS_TOKEN: 'demo-risk-token', RISK_INSTANCE_ID: '1001', RISK_CHANNEL_ID: 'DEMO'
   })
   const log = createLogger(config.logLevel)
@@ -63,6 +63,21 @@ async function main (): Promise<void> {
   say(`   the OTP the customer received → ${String(loaded.status)}; available ${money(loaded.available as string)}`)
   const again = await call('POST', `/v1/loads/${ref}/otp`, { otp })
   say(`   the same call again → ${String(again.status)} (replayed: ${String(again.replayed)}), no second credit\n`)
+
+  // the platform keeps the wallet too; in the demo it starts where extauth is after the load
+  prepaid.wallets.add({ urn, customerId: 'DEMO-CUST', accountNumber: 'DEMO-WALLET-1', balance: Number(loaded.available) })
+  const unloadRef = `UNLOAD${Date.now()}`
+  say(`3. withdraw 2,000.00 (fee 10.00) to a bank account: an unload through the prepaid platform (${unloadRef})`)
+  const unload = {
+    clientTxnId: unloadRef, urn, accountNumber: 'DEMO-WALLET-1', amount: '200000', fee: '1000', receiver: 'DEMO USER',
+    sourceType: 1, fundFlowType: 'UNLOAD', implId: 'DEMO-IMPL', implType: 'BANK', beneficiaryId: 1001, customerMobile: '919800000001'
+  }
+  const unloaded = await call('POST', '/v1/unloads', unload)
+  const wallet = await call('GET', `/admin/v1/customers/${urn}`)
+  say(`   Encrypt (3450), Unload, Decrypt → ${String(unloaded.status)} (${JSON.stringify(unloaded.upstream)}), ledger ${String(unloaded.ledgerTransactionId)}`)
+  say(`   available here ${money(wallet.available as string)}, on the platform ${money(prepaid.wallets.customer(urn)?.balance ?? 0)}`)
+  const unloadAgain = await call('POST', '/v1/unloads', unload)
+  say(`   the same call again → ${String(unloadAgain.status)} (replayed: ${String(unloadAgain.replayed)}), nothing sent\n`)
 
   const issuer = createIssuer({ url: publicUrl, ...KEYS, connections: 4 })
   let n = 0

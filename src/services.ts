@@ -17,6 +17,7 @@ import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
 import { createPrepaidAdapter } from './adapters/prepaid.js'
 import { LoadService } from './lifecycle/loads.js'
 import { TransferService } from './lifecycle/transfers.js'
+import { UnloadService } from './lifecycle/unloads.js'
 import { PreAuthService } from './lifecycle/preauths.js'
 import { riskLookupFrom } from './lifecycle/risk-lookup.js'
 
@@ -82,8 +83,9 @@ export async function createServices (config: Config, log: Logger, opts: { store
     lifecycle,
     rulesManager,
     cardLifecycle: {
-      ...(gateway !== undefined ? { loads: new LoadService(store, gateway), preauths: new PreAuthService(store, gateway) } : {}),
-      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid) } : {}),
+      ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
+      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
+      ...(prepaid?.unloads === true ? { unloads: new UnloadService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
       ...(risk !== undefined ? { risk } : {})
     },
     ...(risk !== undefined ? { risk: riskLookupFrom(risk, a.risk?.timeoutMs ?? RISK_DEFAULT_TIMEOUT_MS) } : {}),

@@ -382,6 +382,15 @@ return 'OK'
 `
 
 /**
+ * Release a lifecycle lock only if the caller still owns it (compare and delete in one step).
+ * KEYS[1] lock key  ARGV[1] owner token
+ */
+export const UNLOCK_LIFECYCLE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+/**
  * Read, and with field/value pairs also change, the card's own controls. Returns the settings before and
  * after, so the change can be reported with both. A card must be registered to carry controls.
  * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the card's own controls (hash `kind|field`)

@@ -412,16 +412,19 @@ export class MemoryStore implements Store {
     this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
   }
 
-  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
     this.assertOpen()
     const key = this.keys.lifecycleLock(kind, id)
     if (this.live(key) !== undefined) return false
-    this.lifecycle.set(key, { value: '1', expiresAtMs: this.clock() + ttlMs })
+    this.lifecycle.set(key, { value: owner, expiresAtMs: this.clock() + ttlMs })
     return true
   }
 
-  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
-    this.lifecycle.delete(this.keys.lifecycleLock(kind, id))
+  async unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean> {
+    const key = this.keys.lifecycleLock(kind, id)
+    if (this.live(key)?.value !== owner) return false
+    this.lifecycle.delete(key)
+    return true
   }
 
   ready (): boolean {

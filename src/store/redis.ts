@@ -4,7 +4,7 @@ import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } fr
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
-import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
+import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA } from './lua.js'
 import type { ControlEntries, ControlsInput } from '../controls/types.js'
 import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
@@ -320,12 +320,12 @@ export class RedisStore implements Store {
     await this.client.set(this.keys.lifecycle(kind, id), JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
   }
 
-  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
-    return await this.client.set(this.keys.lifecycleLock(kind, id), '1', 'PX', ttlMs, 'NX') === 'OK'
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
+    return await this.client.set(this.keys.lifecycleLock(kind, id), owner, 'PX', ttlMs, 'NX') === 'OK'
   }
 
-  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
-    await this.client.del(this.keys.lifecycleLock(kind, id))
+  async unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean> {
+    return await this.client.eval(UNLOCK_LIFECYCLE_LUA, 1, this.keys.lifecycleLock(kind, id), owner) === 1
   }
 
   ready (): boolean {

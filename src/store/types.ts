@@ -152,7 +152,7 @@ export interface ReversalResult {
 }
 
 /** Card-lifecycle operations kept by the caller's reference (README "Card lifecycle API"). */
-export type LifecycleKind = 'load' | 'transfer' | 'preauth'
+export type LifecycleKind = 'load' | 'transfer' | 'unload' | 'preauth'
 
 export interface Store {
   readonly kind: 'memory' | 'redis'
@@ -171,9 +171,10 @@ export interface Store {
   createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
   getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null>
   putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void>
-  /** a short exclusive lock on one lifecycle reference; false when someone else holds it */
-  lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean>
-  unlockLifecycle (kind: LifecycleKind, id: string): Promise<void>
+  /** a short exclusive lock on one lifecycle reference, held by `owner`; false when someone else holds it */
+  lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean>
+  /** releases the lock only if `owner` still holds it; true when it did */
+  unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean>
   /** the card's own control settings (not the defaults); rejects CUSTOMER_NOT_FOUND, CARD_NOT_FOUND */
   getCardControls (urn: string, last4: string): Promise<ControlEntries>
   /** sets the named fields atomically; returns the card's own settings before and after */

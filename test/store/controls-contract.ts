@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import type { ControlDefault, ControlKind, ControlsInput } from '../../src/controls/types.js'
-import { StoreRejection } from '../../src/errors.js'
+import { rejectionCode } from './contract.js'
 
 type MakeStore = (t: Test) => Promise<Store>
 type AuthInput = (urn: string, over?: Partial<AuthorizeInput>) => AuthorizeInput
@@ -19,16 +19,6 @@ export function controls (kinds: Array<ControlKind | [ControlKind, Partial<Contr
       return { kind, enabled: true, perTransactionMax: null, dailyMax: null, ...over }
     })
   }
-}
-
-async function rejectionCode (p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-  } catch (err) {
-    if (err instanceof StoreRejection) return err.code
-    throw err
-  }
-  return 'none'
 }
 
 export function controlsContract (t: Test, make: MakeStore, authInput: AuthInput, urnFor: (tag: string) => string): void {
