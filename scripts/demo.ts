@@ -97,7 +97,7 @@ async function main (): Promise<void> {
     return answer.responseCode as string
   }
 
-  say(`3. the cardholder's card controls, set in the app (program defaults: ${config.cardControlsFile})`)
+  say(`4. the cardholder's card controls, set in the app (program defaults: ${config.cardControlsFile})`)
   say(`   the card starts with ${JSON.stringify(await call('GET', `/admin/v1/customers/${urn}/cards/${last4}/controls`))}`)
   for (const step of cardholderJourney({ urn, last4Digits: last4 }, { run: String(Date.now()) })) {
     if (step.kind === 'controls') {
@@ -109,7 +109,7 @@ async function main (): Promise<void> {
     }
   }
 
-  say('4. spend with the issuer simulator')
+  say('5. spend with the issuer simulator')
   await spend('groceries, POS', { transactionAmount: '245000' })
   await spend('online casino, ECOM (MCC 7995)', { channel: 'ECOM', mcc: '7995', transactionAmount: '100000' })
   say('   cash: ATM withdrawals of 6,000.00 until the daily ATM amount limit (25,000.00)')
@@ -118,7 +118,7 @@ async function main (): Promise<void> {
   for (let i = 0; i < 4; i++) if (await spend('ATM withdrawal, small', { channel: 'ATM', mcc: '6011', transactionAmount: '10000' }) !== '00') break
   say('   POS purchases of 10,000.00 until the funds run out')
   for (let i = 0; i < 6; i++) if (await spend('electronics, POS', { transactionAmount: '1000000', mcc: '5732' }) !== '00') break
-  say('5. the card is reported lost')
+  say('6. the card is reported lost')
   await call('PUT', `/admin/v1/customers/${urn}/cards/${last4}`, { status: 'LOST' })
   await spend('coffee, POS-Contactless', { channel: 'POS-Contactless', transactionAmount: '25000' })
 
