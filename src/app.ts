@@ -6,6 +6,8 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { Store } from './store/types.js'
 import type { Metrics } from './metrics.js'
+import type { StoreProblem } from './store-status.js'
+import { withIsoTimes } from './http/iso-times.js'
 import type { Compensator } from './decision/compensator.js'
 import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
@@ -31,6 +33,8 @@ export interface AppDeps {
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
+  /** which Redis does not answer and why, for the log line of a store error */
+  storeProblem?: () => StoreProblem | null
 }
 
 /**
@@ -98,6 +102,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     answer: answerCtx,
     metrics,
     clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
+    ...(deps.storeProblem !== undefined ? { storeProblem: deps.storeProblem as () => Record<string, string> | null } : {}),
     decision: {
       store: deps.store,
       rules: deps.rules.current,
@@ -138,6 +143,8 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     if (text === '') { done(null, null); return }
     jsonParser(request, text, done)
   })
+  // instants as ISO 8601 beside the epoch-ms fields of every JSON answer (http/iso-times.ts)
+  app.addHook('preSerialization', async (_request, _reply, payload) => withIsoTimes(payload))
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()

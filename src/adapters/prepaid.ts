@@ -4,7 +4,7 @@
 // transfer() and unload() chain both halves. Tokens are opaque here: the platform makes and reads them.
 import { createPartyClient, interpret } from './http.js'
 import type { CallOptions, Parsed } from './http.js'
-import { logOutcome } from './log-outcome.js'
+import { callObserver, logOutcome } from './log-outcome.js'
 import { parseBaseUrl, requireText, resolveHttpOptions } from './options.js'
 import type { AdapterDeps, HttpOptions, ResolvedHttpOptions } from './options.js'
 import { parsePlaintext, parseTokenAnswer, parseTransferAnswer, parseUnloadAnswer } from './prepaid-parse.js'
@@ -217,6 +217,7 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
   const now = options.now ?? Date.now
   const http = resolveHttpOptions(party, options, PREPAID_HTTP_DEFAULTS)
   const log = deps.logger.child({ adapter: party })
+  const observe = callObserver(party, deps)
   const client = createPartyClient(party, base, http, log)
 
   async function post<R extends Answer> (
@@ -226,7 +227,7 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
     const started = performance.now()
     const res = await client.postJson(op, p, headers, body, call)
     const out = res.kind === 'failed' ? res : interpret(res, parse)
-    logOutcome(log, op, refs, out, started)
+    logOutcome(log, op, refs, out, started, observe)
     return out
   }
 
@@ -338,7 +339,7 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
       const left = budget(call, started)
       const sent = await send('fundTransfer', paths.fundTransfer, transferPlain(input), left())
       const out = sent.kind === 'ok' ? await read('transfer', sent.responseToken, input.clientTxnId, left(), parseTransferAnswer) : sent
-      logOutcome(log, 'transfer', { clientTxnId: input.clientTxnId }, out, started)
+      logOutcome(log, 'transfer', { clientTxnId: input.clientTxnId }, out, started, observe)
       return out
     },
 

@@ -130,8 +130,10 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     result = await deps.store.authorize(input)
   } catch (err) {
     ctx.signal.removeEventListener('abort', compensate)
-    // only a store that surely did nothing needs no undoing (a typed error, see store/redis.ts `send`)
-    if (!isStoreNotDone(err)) compensate()
+    // This attempt is answered 05. A store that surely did nothing (a typed error, see store/redis.ts `send`)
+    // needs no tombstone, but an earlier attempt at the same reference may hold money the platform now hears
+    // declined: release only that.
+    deps.compensator?.abandon(isStoreNotDone(err) ? { ...abandonInput, tombstone: false } : abandonInput)
     throw err
   }
 

@@ -22,6 +22,8 @@ export interface ExternalAuthOptions {
   metrics: Metrics
   /** the deadline's clock and timers (fake ones in tests) */
   clock?: { now: () => number, timers: Timers }
+  /** which store does not answer and why ({redis: host:port, cause: ECONNREFUSED}), for a store error's log line */
+  storeProblem?: () => Record<string, string> | null
 }
 
 declare module 'fastify' {
@@ -123,7 +125,9 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       return send(reply, 200, g.value.code, body)
     } catch (err) {
       metrics.storeErrors.inc({ op: 'authorize' })
-      log.error({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'store error; answered 05')
+      const problem = opts.storeProblem?.() ?? null
+      log.error({ err: (err as Error).message, ...problem, reference: body.transactionReferenceNumber, urn: body.urn },
+        problem === null ? 'store error; answered 05' : `store error; answered 05: redis ${problem.redis ?? ''} unreachable: ${problem.cause ?? ''}`)
       logDecision(request, body, '05', 'store_error')
       return send(reply, 200, '05', body)
     }

@@ -60,10 +60,12 @@ if existing then
     redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[11], '*', 'type', 'conflict', 'urn', ARGV[2], 'ref', ARGV[1], 'code', '05')
     return {'05', 'conflict', '', '0', '', {}}
   end
-  -- This attempt now answers with the stored decision, so it owns it: a deadline compensation of the
-  -- earlier attempt must not undo what this one answers, and this one's compensation must.
-  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true then
+  -- The platform acts on the answer to its latest attempt: a later attempt answering with the stored
+  -- decision owns it (an earlier attempt's deadline compensation must not undo what it answers, and its own
+  -- compensation must). An earlier attempt arriving here late takes nothing over.
+  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true and tonumber(ARGV[9]) >= tonumber(rec.attemptArrivedAtMs or rec.arrivedAtMs) then
     rec.attempt = ARGV[6]
+    rec.attemptArrivedAtMs = tonumber(ARGV[9])
     redis.call('SET', KEYS[3], cjson.encode(rec), 'KEEPTTL')
   end
   local rid = rec.ruleId
@@ -239,12 +241,14 @@ return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
  * then the daily totals of its card controls
  * ARGV[1] reference  ARGV[2] urn  ARGV[3] attempt id  ARGV[4] fingerprint  ARGV[5] last4
  * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] stream max length
+ * ARGV[10] '0': release only, no tombstone when there is no decision (the attempt never reached the store)
  * Returns 'tombstoned' | 'released' | 'untouched'
  */
 export const ABANDON_LUA = COMMON + `
 local storeNow = storeNowMs()
 local existing = redis.call('GET', KEYS[2])
 if not existing then
+  if ARGV[10] == '0' then return 'untouched' end
   local rec = {
     urn = ARGV[2], reference = ARGV[1], last4 = ARGV[5], attempt = ARGV[3],
     code = '05', reason = 'deadline', ruleId = cjson.null,
@@ -258,7 +262,15 @@ if not existing then
   return 'tombstoned'
 end
 local rec = cjson.decode(existing)
-if rec.attempt ~= ARGV[3] or rec.answeredOnDeadline == true then return 'untouched' end
+if rec.answeredOnDeadline == true then return 'untouched' end
+if rec.attempt ~= ARGV[3] then
+  -- a later attempt at the same transaction was answered 05: the platform acts on that, so it owns the
+  -- decision; an earlier attempt's compensation, or another transaction's, changes nothing
+  -- (strictly later: of two attempts arriving in one millisecond, the one the store saw last keeps it)
+  if rec.fingerprint ~= ARGV[4] or tonumber(ARGV[6]) <= tonumber(rec.attemptArrivedAtMs or rec.arrivedAtMs) then return 'untouched' end
+  rec.attempt = ARGV[3]
+  rec.attemptArrivedAtMs = tonumber(ARGV[6])
+end
 local held = tonumber(rec.held)
 if held > 0 then redis.call('HINCRBY', KEYS[1], 'available', held) end
 for _, e in ipairs(rec.limitEntries) do redis.call('ZREM', e[1], e[2]) end

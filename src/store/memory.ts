@@ -90,7 +90,9 @@ export class MemoryStore implements Store {
         return { code: '05', reason: 'conflict', ruleId: null, replayed: false, available: null, shadowLimitHits: [] }
       }
       // the replaying attempt owns the decision now (see the authorize script)
-      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline) this.putRecord(decisionKey, { ...existing, attempt: input.attempt }, null)
+      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline && input.nowMs >= (existing.attemptArrivedAtMs ?? existing.arrivedAtMs)) {
+        this.putRecord(decisionKey, { ...existing, attempt: input.attempt, attemptArrivedAtMs: input.nowMs }, null)
+      }
       return { code: existing.code, reason: existing.reason, ruleId: existing.ruleId, replayed: true, available: null, shadowLimitHits: [] }
     }
 
@@ -180,6 +182,7 @@ export class MemoryStore implements Store {
     const key = this.keys.decision(urn, reference)
     const rec = this.getRecord(key)
     if (rec === undefined) {
+      if (input.tombstone === false) return 'untouched'
       this.putRecord(key, {
         urn, reference, last4: input.last4, attempt: input.attempt, code: '05', reason: 'deadline', ruleId: null,
         debit: '0', held: '0', released: '0', fingerprint: input.fingerprint, shadowLimitHits: [], limitEntries: [],
@@ -190,14 +193,16 @@ export class MemoryStore implements Store {
       this.xadd(urn, { type: 'abandon', urn, ref: reference, released: '0' })
       return 'tombstoned'
     }
-    if (rec.attempt !== input.attempt || rec.answeredOnDeadline) return 'untouched'
+    if (rec.answeredOnDeadline) return 'untouched'
+    // a later attempt answered 05 owns the decision (see the abandon script)
+    if (rec.attempt !== input.attempt && (rec.fingerprint !== input.fingerprint || input.arrivedAtMs <= (rec.attemptArrivedAtMs ?? rec.arrivedAtMs))) return 'untouched'
     const held = Number(rec.held)
     const cust = this.customers.get(urn)
     if (held > 0 && cust !== undefined) cust.available += held
     for (const [wkey, member] of rec.limitEntries) this.removeEntry(wkey, member)
     for (const [dkey, amount] of rec.controlEntries) this.giveBackDaily(dkey, Number(amount))
     this.putRecord(key, {
-      ...rec, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
+      ...rec, attempt: input.attempt, attemptArrivedAtMs: input.arrivedAtMs, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
       released: String(Number(rec.released) + held), held: '0', limitEntries: [], controlEntries: []
     }, null)
     this.xadd(urn, { type: 'abandon', urn, ref: reference, released: String(held) })

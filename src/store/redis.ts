@@ -195,7 +195,7 @@ export class RedisStore implements Store {
     const out = await send(this.client, async () => await this.scripts.extauthAbandon(
       3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
-      String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen)))
+      String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen), input.tombstone === false ? '0' : '1'))
     return out as AbandonOutcome
   }
 

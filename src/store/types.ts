@@ -93,6 +93,8 @@ export interface DecisionRecord {
   /** [key, member] pairs of the limit-window entries this decision added */
   limitEntries: Array<[string, string]>
   arrivedAtMs: number
+  /** arrival of the attempt that owns the decision (the platform's latest), when not the first */
+  attemptArrivedAtMs?: number
   deadlineAtMs: number
   /** the store's clock when it decided */
   decidedAtMs: number
@@ -120,6 +122,11 @@ export interface AbandonInput {
   deadlineAtMs: number
   /** the authorize input's controls: their daily totals are declared to the store */
   controls?: ControlsInput
+  /**
+   * false: only release what an earlier attempt holds, leave no tombstone when there is no decision (the
+   * attempt surely never reached the store). Default true.
+   */
+  tombstone?: boolean
 }
 
 export type AbandonOutcome =

@@ -151,3 +151,19 @@ t.test('journals of other stores, and of live processes, are left alone', async 
   t.same(new FileCompensationJournal(dir, 'store-c').pending(), [], 'another store\'s are not taken')
   t.same(new FileCompensationJournal(dir, 'store-a').pending().map((p) => p.id), ['x'], 'a dead process of the same store is adopted')
 })
+
+t.test('a repeat answered 05 because the store did not run it releases the earlier attempt\'s hold', async (t) => {
+  const inner = new MemoryStore()
+  await funded(inner, 'U-rep', 1000)
+  const compensator = new Compensator(inner, silent)
+  const req = request({ urn: 'U-rep', transactionReferenceNumber: 'R5', transactionAmount: '250' })
+  const first = Date.now()
+  const d = await decide(req, { arrivedAtMs: first, deadlineAtMs: first + 1000, signal: new AbortController().signal }, deps(inner, compensator))
+  t.equal(d.code, '00', 'the first attempt is approved; its answer is lost on the way to the platform')
+  const down = failingAfter(inner, 'fail', () => new ERR_STORE_NOT_DONE('redis is reconnecting'))
+  await t.rejects(decide(req, { arrivedAtMs: first + 2000, deadlineAtMs: first + 3000, signal: new AbortController().signal }, deps(down, compensator)),
+    'the platform\'s repeat meets a store that is down: answered 05')
+  await settle(compensator)
+  t.equal((await inner.getCustomer('U-rep'))?.available, 1000, 'no hold survives the 05 the platform heard last')
+  t.match(await inner.getDecision('U-rep', 'R5'), { code: '05', answeredOnDeadline: true })
+})

@@ -98,3 +98,47 @@ async function checkRetention (t: Test, store: Store): Promise<void> {
   const plainKeptMs = ((await store.getDecision(urn, plain.reference))?.expiresAtMs ?? 0) - before
   t.ok(plainKeptMs >= 7 * 24 * 3600_000, `a decision without window entries is kept at least 7 days (${plainKeptMs} ms)`)
 }
+
+/**
+ * The platform acts on the answer to its latest attempt at a reference. A repeat that was answered 05 (its
+ * deadline, or a store that did not run it) owns the decision, so its compensation releases what an earlier
+ * attempt holds; an earlier attempt's late compensation never undoes what a later one answered.
+ */
+export function latestAttemptContract (t: Test, make: MakeStore): void {
+  t.test('a repeat answered 05 takes the decision over and releases the earlier attempt\'s hold', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 1000)
+    const first = authInput(urn, { debitAmount: 300 })
+    t.equal((await store.authorize(first)).code, '00')
+    const repeat = { ...first, attempt: 'repeat-attempt', nowMs: first.nowMs + 5000, deadlineAtMs: first.deadlineAtMs + 5000 }
+    const abandonOf = (a: typeof first, tombstone: boolean) => ({
+      urn, reference: a.reference, attempt: a.attempt, fingerprint: a.fingerprint, limits: a.limits, last4: a.last4,
+      arrivedAtMs: a.nowMs, deadlineAtMs: a.deadlineAtMs, tombstone
+    })
+    t.equal(await store.abandon(abandonOf(repeat, false)), 'released', 'the repeat\'s store call never ran: its release-only compensation')
+    t.equal((await store.getCustomer(urn))?.available, 1000)
+    t.match(await store.getDecision(urn, first.reference), { code: '05', held: '0', answeredOnDeadline: true })
+    t.equal(await store.abandon(abandonOf(first, true)), 'untouched', 'the first attempt\'s late compensation changes nothing more')
+    t.equal((await store.authorize(first)).code, '05', 'a further repeat hears the 05 the platform last heard')
+  })
+
+  t.test('an earlier attempt\'s late compensation cannot undo a later attempt\'s answer', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 1000)
+    const first = authInput(urn, { debitAmount: 200 })
+    const later = { ...first, attempt: 'later-attempt', nowMs: first.nowMs + 3000, deadlineAtMs: first.deadlineAtMs + 3000 }
+    t.equal((await store.authorize(later)).code, '00', 'the later attempt reached the store first and was answered 00')
+    t.same((await store.authorize(first)).replayed, true, 'the earlier attempt, arriving at the store late, replays')
+    t.equal(await store.abandon({ urn, reference: first.reference, attempt: first.attempt, fingerprint: first.fingerprint, limits: [], last4: first.last4, arrivedAtMs: first.nowMs, deadlineAtMs: first.deadlineAtMs }), 'untouched')
+    t.equal((await store.getCustomer(urn))?.available, 800, 'the 00 the platform heard last stays held')
+  })
+
+  t.test('a release-only compensation with nothing to release leaves no tombstone', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 1000)
+    const input = authInput(urn)
+    t.equal(await store.abandon({ urn, reference: input.reference, attempt: input.attempt, fingerprint: input.fingerprint, limits: [], last4: input.last4, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, tombstone: false }), 'untouched')
+    t.equal(await store.getDecision(urn, input.reference), null)
+    t.equal((await store.authorize(input)).code, '00', 'the platform\'s retry is decided afresh')
+  })
+}

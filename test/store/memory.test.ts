@@ -1,7 +1,8 @@
 import t from 'tap'
 import { MemoryStore } from '../../src/store/memory.js'
 import { storeContract } from './contract.js'
-import { boundaryContract } from './contract-boundaries.js'
+import { boundaryContract, latestAttemptContract } from './contract-boundaries.js'
 
 storeContract(t, async () => new MemoryStore())
 boundaryContract(t, async () => new MemoryStore())
+latestAttemptContract(t, async () => new MemoryStore())

@@ -1,17 +1,17 @@
 import t from 'tap'
 import { storeContract, authInput, urnFor } from './contract.js'
-import { boundaryContract } from './contract-boundaries.js'
+import { boundaryContract, latestAttemptContract } from './contract-boundaries.js'
 import type { Redis } from 'ioredis'
 import { SHARED_REDIS_URL, sharedRedisStore } from '../helpers/redis.js'
 import { monitorScripts } from '../helpers/script-monitor.js'
 import { keySlot } from '../helpers/key-slot.js'
-import { DECISION_RETENTION_MS_DEFAULT } from '../../src/store/types.js'
-import { CONTROL_DAILY_RETAIN_MS } from '../../src/store/types.js'
+import { CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT } from '../../src/store/types.js'
 import { controls } from './controls-contract.js'
 import type { ControlsInput } from '../../src/controls/types.js'
 
 storeContract(t, async (t) => await sharedRedisStore(t))
 boundaryContract(t, async (t) => await sharedRedisStore(t))
+latestAttemptContract(t, async (t) => await sharedRedisStore(t))
 
 t.test('decisions are kept at least 7 days', async (t) => {
   const store = await sharedRedisStore(t)
