@@ -2,13 +2,11 @@
 // compares: the baseline's replay against what was recorded (reproduction), the candidate's against the
 // baseline's (changes). Entries before `from` only warm the windows up.
 import type { JournalEntry } from '../domain/journal.js'
-import type { AuthRequest } from '../decision/request.js'
-import { buildFacts } from '../rules/facts.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import { calendarStartMs, parseWindow } from '../rules/window.js'
 import type { BacktestSource } from './ndjson-source.js'
-import { Replayer, takenAsRecorded, type ReplayOutcome } from './replay.js'
-import type { BacktestReport, DirectionTotals, RuleReport, Unreproduced, Warning } from './report.js'
+import type { BacktestReport, RuleReport, Warning } from './report.js'
+import { ShardReplay, type ShardResult, type Tally, type Timed } from './shard.js'
 
 export interface BacktestOptions {
   source: BacktestSource
@@ -43,7 +41,7 @@ export interface BacktestResult {
   read: number
 }
 
-/** Start of the oldest window any limit of the set (or a control's daily total) needs at `fromMs`. */
+/** Start of the oldest window any limit of the sets (or a control's daily total) needs at `fromMs`. */
 export function warmUpFromMs (sets: readonly CompiledRuleSet[], fromMs: number, timezone: string): number {
   let start = calendarStartMs('day', fromMs, timezone)
   for (const set of sets) {
@@ -61,27 +59,101 @@ export function warmUpFromMs (sets: readonly CompiledRuleSet[], fromMs: number, 
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-function describe (o: Pick<ReplayOutcome, 'code' | 'reason' | 'ruleId' | 'control'>): string {
-  const who = o.ruleId ?? o.control
-  return `${o.code} (${o.reason}${who === null ? '' : ` ${who}`})`
+export interface MergeContext {
+  candidate: CompiledRuleSet
+  baseline: CompiledRuleSet
+  fromMs: number
+  toMs: number
+  warmFromMs: number
+  /** the source's oldest entry when it can tell (undefined: it cannot) */
+  earliestMs: number | null | undefined
+  samplesMax: number
+  changedMax: number
 }
 
-function sameDecision (e: JournalEntry, o: ReplayOutcome): boolean {
-  return e.code === o.code && e.reason === o.reason && (e.ruleId ?? null) === o.ruleId
+function byTime<T> (lists: Array<Array<Timed<T>>>, max = Infinity): T[] {
+  return lists.flat().sort((a, b) => a.atMs - b.atMs).slice(0, max).map(x => x.item)
 }
 
-interface RuleTally {
-  id: string
-  inBaseline: boolean
-  inCandidate: boolean
-  baselineHits: number
-  candidateHits: number
-  toDeclined: DirectionTotals & { samples: string[] }
-  toApproved: DirectionTotals & { samples: string[] }
-}
+/** One report from the shares' results. */
+export function mergeShards (shards: readonly ShardResult[], ctx: MergeContext): BacktestReport {
+  const { baseline, candidate, warmFromMs } = ctx
+  let firstSeenMs: number | null = null
+  for (const s of shards) if (s.firstSeenMs !== null && (firstSeenMs === null || s.firstSeenMs < firstSeenMs)) firstSeenMs = s.firstSeenMs
+  // Where the windows start to be complete: the journal's first entry when it starts after the warm-up start.
+  const reach = ctx.earliestMs === undefined ? firstSeenMs : ctx.earliestMs
+  const historyFromMs = reach === null ? ctx.toMs : Math.max(reach, warmFromMs)
+  const uncovered = historyFromMs > warmFromMs
 
-function ruleIds (set: CompiledRuleSet): string[] {
-  return (set.rules as Array<{ id: string }>).map(r => r.id)
+  const sum = (f: (s: ShardResult) => number): number => shards.reduce((n, s) => n + f(s), 0)
+  const report: BacktestReport = {
+    from: iso(ctx.fromMs),
+    to: iso(ctx.toMs),
+    decisions: sum(s => s.decisions),
+    baseline: {
+      reproduced: sum(s => s.reproduced),
+      unreproduced: byTime(shards.map(s => s.unreproduced)).map(u => {
+        let reason: string
+        if (u.kind === 'version') reason = `rules version ${u.recordedVersion} is not at hand (the baseline is ${baseline.version}); taken as recorded`
+        else if (u.kind === 'version_differs') reason = `made under rules version ${u.recordedVersion}, replayed with the baseline ${baseline.version}: ${u.detail}`
+        else if (u.kind === 'limit' && uncovered) reason = `history not covered: the journal starts at ${iso(historyFromMs)}, the windows reach back to ${iso(warmFromMs)}: ${u.detail}`
+        else reason = u.detail + (baseline.needsRisk ? '; the rule set reads risk facts, which the journal does not keep' : '')
+        return { reference: u.reference, urn: u.urn, recorded: u.recorded, replayed: u.replayed, reason }
+      })
+    },
+    changes: {
+      approvedToDeclined: { count: sum(s => s.approvedToDeclined.count), amount: sum(s => s.approvedToDeclined.amount) },
+      declinedToApproved: { count: sum(s => s.declinedToApproved.count), amount: sum(s => s.declinedToApproved.amount) }
+    },
+    rules: [],
+    changed: byTime(shards.map(s => s.changed), ctx.changedMax),
+    warnings: []
+  }
+
+  const baselineIds = (baseline.rules as Array<{ id: string }>).map(r => r.id)
+  const candidateIds = (candidate.rules as Array<{ id: string }>).map(r => r.id)
+  const inBaseline = new Set(baselineIds)
+  const inCandidate = new Set(candidateIds)
+  const ids = [...new Set([...baselineIds, ...candidateIds, ...shards.flatMap(s => Object.keys(s.tallies)).sort()])]
+  for (const id of ids) {
+    const ts = shards.map(s => s.tallies[id]).filter((t): t is Tally => t !== undefined)
+    const b = inBaseline.has(id)
+    const c = inCandidate.has(id)
+    const toDeclined = ts.reduce((n, t) => n + t.toDeclined.count, 0)
+    const toApproved = ts.reduce((n, t) => n + t.toApproved.count, 0)
+    // A card control is the same in both replays: it is listed only when it changes something.
+    if (!b && !c && toDeclined === 0 && toApproved === 0) continue
+    const r: RuleReport = {
+      id,
+      in: b && c ? 'both' : c ? 'candidate' : b ? 'baseline' : 'both',
+      hits: ts.reduce((n, t) => n + (c || !b ? t.candidateHits : t.baselineHits), 0),
+      approvedToDeclined: { count: toDeclined, amount: ts.reduce((n, t) => n + t.toDeclined.amount, 0), samples: byTime(ts.map(t => t.toDeclined.samples), ctx.samplesMax) },
+      declinedToApproved: { count: toApproved, amount: ts.reduce((n, t) => n + t.toApproved.amount, 0), samples: byTime(ts.map(t => t.toApproved.samples), ctx.samplesMax) }
+    }
+    report.rules.push(r)
+  }
+
+  const warnings: Warning[] = report.warnings
+  if (uncovered) {
+    warnings.push({
+      kind: 'history',
+      from: iso(warmFromMs),
+      to: iso(historyFromMs),
+      message: reach === null
+        ? `the journal holds no decision from ${iso(warmFromMs)} on`
+        : `the journal starts at ${iso(historyFromMs)}, but the longest window needs the traffic from ${iso(warmFromMs)}: ` +
+          `limits and daily totals early in the range see less use than they had (uncovered: ${iso(warmFromMs)} .. ${iso(historyFromMs)})`
+    })
+  }
+  const outOfOrder = sum(s => s.outOfOrder)
+  if (outOfOrder > 0) {
+    warnings.push({ kind: 'order', from: report.from, to: report.to, message: `${outOfOrder} entries arrived earlier than the one before them; they were replayed in the order read` })
+  }
+  const changedCount = sum(s => s.changedCount)
+  if (changedCount > report.changed.length) {
+    warnings.push({ kind: 'changed', from: report.from, to: report.to, message: `${changedCount} decisions change; the first ${report.changed.length} are listed` })
+  }
+  return report
 }
 
 export async function runBacktest (opts: BacktestOptions): Promise<BacktestResult> {
@@ -89,148 +161,32 @@ export async function runBacktest (opts: BacktestOptions): Promise<BacktestResul
   const samplesMax = opts.samplesMax ?? 5
   const changedMax = opts.changedMax ?? 10_000
   const progressEvery = opts.progressEvery ?? 100_000
-  const factsOptions = { timezone, risk: null, ...(opts.defaultCurrency !== undefined ? { defaultCurrency: opts.defaultCurrency } : {}) }
   const warmFromMs = warmUpFromMs([baseline, candidate], fromMs, timezone)
+  const earliestMs = opts.source.earliestMs !== undefined ? await opts.source.earliestMs() : undefined
 
-  const base = new Replayer(baseline, { timezone })
-  const cand = new Replayer(candidate, { timezone })
-
-  const tallies = new Map<string, RuleTally>()
-  const tally = (id: string): RuleTally => {
-    let t = tallies.get(id)
-    if (t === undefined) {
-      t = { id, inBaseline: false, inCandidate: false, baselineHits: 0, candidateHits: 0, toDeclined: { count: 0, amount: 0, samples: [] }, toApproved: { count: 0, amount: 0, samples: [] } }
-      tallies.set(id, t)
-    }
-    return t
+  const shard = new ShardReplay({
+    candidate, baseline, baselineMode: opts.baselineMode, fromMs, timezone, samplesMax, changedMax,
+    ...(opts.defaultCurrency !== undefined ? { defaultCurrency: opts.defaultCurrency } : {})
+  })
+  let next = progressEvery
+  const progress = (atMs: number): void => {
+    if (shard.result.read < next) return
+    next += progressEvery
+    opts.onProgress?.({ read: shard.result.read, atMs })
   }
-  for (const id of ruleIds(baseline)) tally(id).inBaseline = true
-  for (const id of ruleIds(candidate)) tally(id).inCandidate = true
-
-  const report: BacktestReport = {
-    from: iso(fromMs),
-    to: iso(toMs),
-    decisions: 0,
-    baseline: { reproduced: 0, unreproduced: [] },
-    changes: { approvedToDeclined: { count: 0, amount: 0 }, declinedToApproved: { count: 0, amount: 0 } },
-    rules: [],
-    changed: [],
-    warnings: []
-  }
-
-  const earliest = opts.source.earliestMs !== undefined ? await opts.source.earliestMs() : undefined
-  let firstSeenMs: number | null = null
-  let lastMs = -Infinity
-  let outOfOrder = 0
-  let read = 0
-  let changedCount = 0
-  // Where the windows start to be complete: the journal's first entry when it starts after the warm-up start.
-  let historyFromMs = warmFromMs
-
-  const riskNote = (set: CompiledRuleSet): string => set.needsRisk ? '; the rule set reads risk facts, which the journal does not keep' : ''
-
-  for await (const e of opts.source.read(warmFromMs, toMs)) {
-    const atMs = Date.parse(e.arrivedAt)
-    read++
-    if (firstSeenMs === null) {
-      firstSeenMs = atMs
-      const reach = earliest === undefined ? atMs : earliest
-      if (reach === null || reach > warmFromMs) historyFromMs = reach ?? atMs
+  if (opts.source.readBatches !== undefined) {
+    for await (const b of opts.source.readBatches(warmFromMs, toMs)) {
+      const { entries, atMs } = b
+      for (let i = 0; i < entries.length; i++) shard.push(entries[i] as JournalEntry, atMs[i] as number)
+      if (entries.length > 0) progress(atMs[atMs.length - 1] as number)
     }
-    if (atMs < lastMs) outOfOrder++
-    else lastMs = atMs
-    if (opts.onProgress !== undefined && read % progressEvery === 0) opts.onProgress({ read, atMs })
-
-    const facts = buildFacts(e.request as unknown as AuthRequest, { nowMs: atMs, ...factsOptions })
-    const versionAtHand = opts.baselineMode === 'given' || e.rulesVersion === baseline.version
-    const b = versionAtHand ? base.decide(e, facts, atMs) : base.keepRecorded(e, facts, atMs)
-    const c = cand.decide(e, facts, atMs)
-    if (atMs < fromMs) continue
-
-    report.decisions++
-    for (const id of b.hits) tally(id).baselineHits++
-    for (const id of c.hits) tally(id).candidateHits++
-
-    if (!versionAtHand) {
-      report.baseline.unreproduced.push(unreproduced(e, b, `rules version ${e.rulesVersion} is not at hand (the baseline is ${baseline.version}); taken as recorded`))
-    } else if (sameDecision(e, b)) {
-      report.baseline.reproduced++
-    } else {
-      let why: string
-      if (e.rulesVersion !== baseline.version) {
-        why = `made under rules version ${e.rulesVersion}; the baseline is ${baseline.version}`
-      } else if ((b.reason === 'limit' || b.reason === 'control_limit' || e.reason === 'limit' || e.reason === 'control_limit') && historyFromMs > warmFromMs) {
-        why = `history not covered: the journal starts at ${iso(historyFromMs)}, the windows reach back to ${iso(warmFromMs)}`
-      } else {
-        why = `replayed ${describe(b)}, recorded ${describe({ code: e.code, reason: e.reason, ruleId: e.ruleId, control: e.control?.kind ?? null })}${riskNote(baseline)}`
-      }
-      report.baseline.unreproduced.push(unreproduced(e, b, why))
-    }
-
-    if (b.code === c.code || takenAsRecorded(e)) continue
-    changedCount++
-    if (report.changed.length < changedMax) {
-      report.changed.push({ reference: e.reference, urn: e.urn, from: b.code, to: c.code, baselineRule: b.ruleId ?? controlId(b), candidateRule: c.ruleId ?? controlId(c) })
-    }
-    const toDeclined = b.code === '00'
-    const toApproved = c.code === '00'
-    if (toDeclined) {
-      report.changes.approvedToDeclined.count++
-      report.changes.approvedToDeclined.amount += e.debit
-      const id = c.ruleId ?? controlId(c)
-      if (id !== null) count(tally(id).toDeclined, e, samplesMax)
-    } else if (toApproved) {
-      report.changes.declinedToApproved.count++
-      report.changes.declinedToApproved.amount += e.debit
-      const id = b.ruleId ?? controlId(b)
-      if (id !== null) count(tally(id).toApproved, e, samplesMax)
+  } else {
+    for await (const e of opts.source.read(warmFromMs, toMs)) {
+      const atMs = Date.parse(e.arrivedAt)
+      shard.push(e, atMs)
+      progress(atMs)
     }
   }
-
-  if (historyFromMs > warmFromMs) {
-    report.warnings.push({
-      kind: 'history',
-      from: iso(warmFromMs),
-      to: iso(historyFromMs),
-      message: firstSeenMs === null
-        ? `the journal holds no decision from ${iso(warmFromMs)} on`
-        : `the journal starts at ${iso(historyFromMs)}, but the longest window needs the traffic from ${iso(warmFromMs)}: ` +
-          'limits and daily totals early in the range see less use than they had'
-    })
-  }
-  if (outOfOrder > 0) {
-    report.warnings.push({ kind: 'order', from: report.from, to: report.to, message: `${outOfOrder} entries arrived earlier than the one before them; they were replayed in the order read` })
-  }
-  if (changedCount > report.changed.length) {
-    report.warnings.push({ kind: 'changed', from: report.from, to: report.to, message: `${changedCount} decisions change; the first ${report.changed.length} are listed` })
-  }
-
-  for (const t of tallies.values()) {
-    const inWhich = t.inBaseline && t.inCandidate ? 'both' : t.inCandidate ? 'candidate' : t.inBaseline ? 'baseline' : 'both'
-    const r: RuleReport = {
-      id: t.id,
-      in: inWhich,
-      hits: t.inCandidate || !t.inBaseline ? t.candidateHits : t.baselineHits,
-      approvedToDeclined: t.toDeclined,
-      declinedToApproved: t.toApproved
-    }
-    // A control is listed only when it changes something: it is the same in both replays.
-    if (!t.inBaseline && !t.inCandidate && t.toDeclined.count === 0 && t.toApproved.count === 0) continue
-    report.rules.push(r)
-  }
-  return { report, baselineVersion: baseline.version, candidateVersion: candidate.version, warmFromMs, read }
-}
-
-function controlId (o: ReplayOutcome): string | null {
-  return o.control === null ? null : `control:${o.control}`
-}
-
-function count (d: DirectionTotals & { samples: string[] }, e: JournalEntry, samplesMax: number): void {
-  d.count++
-  d.amount += e.debit
-  if (d.samples.length < samplesMax) d.samples.push(e.reference)
-}
-
-function unreproduced (e: JournalEntry, b: ReplayOutcome, reason: string): Unreproduced {
-  return { reference: e.reference, urn: e.urn, recorded: e.code, replayed: b.code, reason }
+  const report = mergeShards([shard.result], { candidate, baseline, fromMs, toMs, warmFromMs, earliestMs, samplesMax, changedMax })
+  return { report, baselineVersion: baseline.version, candidateVersion: candidate.version, warmFromMs, read: shard.result.read }
 }

@@ -1,13 +1,18 @@
 // The journal from an export file: one JSON decision a line (`extauth decisions export`), read as a stream so
 // memory stays the same whatever the file's size.
 import { createReadStream } from 'node:fs'
-import { createInterface } from 'node:readline'
+import { StringDecoder } from 'node:string_decoder'
 import type { JournalEntry, JournalSource } from '../domain/journal.js'
+
+/** Entries with their arrival as epoch ms, read in batches: a replay of millions pays per batch, not per entry. */
+export interface TimedBatch { entries: JournalEntry[], atMs: number[] }
 
 /** A source that can also say how far back it reaches, so a replay can tell a quiet hour from missing history. */
 export interface BacktestSource extends JournalSource {
   /** arrival (epoch ms) of the oldest entry the source holds; null when it holds none */
   earliestMs?: () => Promise<number | null>
+  /** the same entries as read(), in batches with their arrival parsed */
+  readBatches?: (fromMs: number, toMs: number) => AsyncIterable<TimedBatch>
 }
 
 export class JournalLineError extends Error {
@@ -23,7 +28,7 @@ function invalid (v: unknown): string | null {
   const e = v as Partial<JournalEntry>
   if (e.v !== 1) return `unknown version ${JSON.stringify(e.v)} (expected 1)`
   if (typeof e.urn !== 'string' || typeof e.reference !== 'string') return 'urn and reference must be strings'
-  if (typeof e.arrivedAt !== 'string' || Number.isNaN(Date.parse(e.arrivedAt))) return 'arrivedAt must be an ISO 8601 time'
+  if (typeof e.arrivedAt !== 'string') return 'arrivedAt must be an ISO 8601 time'
   if (e.request === null || typeof e.request !== 'object') return 'request must be an object'
   if (typeof e.code !== 'string' || typeof e.reason !== 'string') return 'code and reason must be strings'
   if (typeof e.debit !== 'number' || !Number.isSafeInteger(e.debit) || e.debit < 0) return 'debit must be an integer amount in minor units'
@@ -33,8 +38,23 @@ function invalid (v: unknown): string | null {
 export class NdjsonJournal implements BacktestSource {
   constructor (readonly file: string) {}
 
-  private lines (): AsyncIterable<string> {
-    return createInterface({ input: createReadStream(this.file, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity })
+  /** The file's lines in batches (one per chunk read), without the line ends. */
+  private async * lines (): AsyncIterable<string[]> {
+    const decoder = new StringDecoder('utf8')
+    let rest = ''
+    for await (const chunk of createReadStream(this.file, { highWaterMark: 1 << 20 })) {
+      const text = rest + decoder.write(chunk as Buffer)
+      const out: string[] = []
+      let p = 0
+      for (let q = text.indexOf('\n'); q >= 0; q = text.indexOf('\n', p)) {
+        out.push(text.charCodeAt(q - 1) === 13 ? text.slice(p, q - 1) : text.slice(p, q))
+        p = q + 1
+      }
+      rest = text.slice(p)
+      yield out
+    }
+    rest += decoder.end()
+    if (rest !== '') yield [rest]
   }
 
   private parse (text: string, line: number): JournalEntry {
@@ -51,23 +71,35 @@ export class NdjsonJournal implements BacktestSource {
 
   async earliestMs (): Promise<number | null> {
     let line = 0
-    for await (const text of this.lines()) {
-      line++
-      if (text.trim() === '') continue
-      return Date.parse(this.parse(text, line).arrivedAt)
+    for await (const batch of this.lines()) {
+      for (const text of batch) {
+        line++
+        if (text.trim() === '') continue
+        return Date.parse(this.parse(text, line).arrivedAt)
+      }
     }
     return null
   }
 
   /** The whole file is read: an export is oldest first, but entries decided in the same instant may interleave. */
-  async * read (fromMs: number, toMs: number): AsyncIterable<JournalEntry> {
+  async * readBatches (fromMs: number, toMs: number): AsyncIterable<TimedBatch> {
     let line = 0
-    for await (const text of this.lines()) {
-      line++
-      if (text === '') continue
-      const e = this.parse(text, line)
-      const at = Date.parse(e.arrivedAt)
-      if (at >= fromMs && at < toMs) yield e
+    for await (const batch of this.lines()) {
+      const entries: JournalEntry[] = []
+      const atMs: number[] = []
+      for (const text of batch) {
+        line++
+        if (text === '') continue
+        const e = this.parse(text, line)
+        const at = Date.parse(e.arrivedAt)
+        if (Number.isNaN(at)) throw new JournalLineError(this.file, line, 'arrivedAt must be an ISO 8601 time')
+        if (at >= fromMs && at < toMs) { entries.push(e); atMs.push(at) }
+      }
+      yield { entries, atMs }
     }
+  }
+
+  async * read (fromMs: number, toMs: number): AsyncIterable<JournalEntry> {
+    for await (const b of this.readBatches(fromMs, toMs)) yield * b.entries
   }
 }
