@@ -10,11 +10,14 @@ export class ReplayWindow {
   private start = 0
   /** first entry inside the window last asked about; count and amount are the totals from here to the end */
   private from = 0
+  /** the window's start last asked about */
+  private startMs = -Infinity
   count = 0
   amount = 0
 
   /** Moves the window to start at windowStartMs (it moves back too: entries may arrive slightly out of order). */
   seek (windowStartMs: number): void {
+    this.startMs = windowStartMs
     const t = this.times
     while (this.from < t.length && (t[this.from] as number) < windowStartMs) {
       this.count--
@@ -40,7 +43,7 @@ export class ReplayWindow {
       t.splice(i, 0, atMs)
       this.amounts.splice(i, 0, amount)
     }
-    if (i >= this.from) {
+    if (atMs >= this.startMs) {
       this.count++
       this.amount += amount
     } else {
