@@ -13,7 +13,8 @@ import { loadRuleSet } from './rules/load.js'
 import { parseCasesFile } from './rules/cases-file.js'
 import { runCases, type CaseResult } from './rules/run-cases.js'
 import type { JournalSource } from './domain/journal.js'
-import { runBacktest } from './backtest/engine.js'
+import { runBacktest, type BacktestResult } from './backtest/engine.js'
+import { defaultWorkers, runBacktestParallel } from './backtest/parallel.js'
 import { JournalLineError, NdjsonJournal, type BacktestSource } from './backtest/ndjson-source.js'
 import { formatReport, hasChanges } from './backtest/report.js'
 
@@ -40,7 +41,7 @@ const USAGE = `usage:
   extauth rules check [dir]          validate a rule set (dir: $RULES_DIR or ./rules)
   extauth rules test [dir] [cases]   run test cases (cases: a file, or a folder of them; default <dir>/cases)
   extauth rules backtest --rules <dir> [--baseline <dir>] --from <ISO time> --to <ISO time>
-                         [--journal <file.ndjson>] [--fail-on-change]
+                         [--journal <file.ndjson> [--workers <n>]] [--fail-on-change]
                                      replay recorded decisions through a candidate rule set (journal: an
                                      export file, or Redis from $REDIS_URL); baseline: the rules each
                                      decision was made under ($RULES_DIR or ./rules), or <dir>
@@ -48,6 +49,7 @@ options:
   --timezone <IANA zone>   for hour, dayOfWeek and calendar windows (default $TIMEZONE or UTC)
   --json                   print the result as JSON
   --fail-on-change         backtest: exit 1 when any decision changes
+  --workers <n>            backtest of a --journal file: threads replaying it (default: processors, at most 4)
   -h, --help`
 
 function caseLine (r: CaseResult): string {
@@ -85,6 +87,7 @@ export async function main (argv: string[], io: CliIo = {
         from: { type: 'string' },
         to: { type: 'string' },
         journal: { type: 'string' },
+        workers: { type: 'string' },
         'fail-on-change': { type: 'boolean' }
       }
     })
@@ -99,7 +102,7 @@ export async function main (argv: string[], io: CliIo = {
     io.out(USAGE)
     return 0
   }
-  const backtestOnly = ['rules', 'baseline', 'from', 'to', 'journal', 'fail-on-change'] as const
+  const backtestOnly = ['rules', 'baseline', 'from', 'to', 'journal', 'workers', 'fail-on-change'] as const
   const backtest = command === 'backtest'
   if (group !== 'rules' || (command !== 'check' && command !== 'test' && !backtest) || rest.length > 0 ||
       (command === 'check' && casesArg !== undefined) || (backtest && dirArg !== undefined) ||
@@ -176,6 +179,7 @@ interface BacktestArgs {
   from?: string
   to?: string
   journal?: string
+  workers?: string
   json?: boolean
   'fail-on-change'?: boolean
 }
@@ -204,6 +208,11 @@ async function backtestCommand (values: BacktestArgs, timezone: string, io: CliI
     io.err(USAGE)
     return 2
   }
+  const workers = values.workers === undefined ? defaultWorkers() : Number(values.workers)
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+    io.err(`--workers must be an integer from 1 to 64, not ${values.workers as string}`)
+    return 2
+  }
   if (fromMs >= toMs) {
     io.err(`--from (${values.from as string}) must be before --to (${values.to as string})`)
     return 2
@@ -230,19 +239,21 @@ async function backtestCommand (values: BacktestArgs, timezone: string, io: CliI
   }
 
   const startedAt = Date.now()
-  let result
+  let result: BacktestResult
+  const common = {
+    candidate: candidate.set,
+    baseline: baseline.set,
+    baselineMode: values.baseline === undefined ? 'recorded' as const : 'given' as const,
+    fromMs,
+    toMs,
+    timezone,
+    ...(io.env.DEFAULT_CURRENCY !== undefined ? { defaultCurrency: io.env.DEFAULT_CURRENCY } : {}),
+    onProgress: ({ read, atMs }: { read: number, atMs: number }) => { io.err(`backtest: ${read.toLocaleString('en-US')} decisions read, at ${new Date(atMs).toISOString()}`) }
+  }
   try {
-    result = await runBacktest({
-      source: opened.source,
-      candidate: candidate.set,
-      baseline: baseline.set,
-      baselineMode: values.baseline === undefined ? 'recorded' : 'given',
-      fromMs,
-      toMs,
-      timezone,
-      ...(io.env.DEFAULT_CURRENCY !== undefined ? { defaultCurrency: io.env.DEFAULT_CURRENCY } : {}),
-      onProgress: ({ read, atMs }) => { io.err(`backtest: ${read.toLocaleString('en-US')} decisions read, at ${new Date(atMs).toISOString()}`) }
-    })
+    result = values.journal !== undefined && workers > 1
+      ? await runBacktestParallel({ ...common, file: resolve(values.journal), candidateDir, baselineDir, workers })
+      : await runBacktest({ ...common, source: opened.source })
   } catch (err) {
     if (err instanceof JournalLineError) {
       io.err(`journal refused: ${err.message}`)
