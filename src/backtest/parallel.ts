@@ -33,10 +33,15 @@ export function defaultWorkers (): number {
 
 const workerUrl = new URL(import.meta.url.endsWith('.ts') ? './shard-worker.ts' : './shard-worker.js', import.meta.url)
 
-/** Run from TypeScript sources, a worker needs the loader the main thread has (tsx, unless one is given). */
-function workerExecArgv (): string[] {
-  if (!import.meta.url.endsWith('.ts')) return process.execArgv
-  return process.execArgv.some(a => /tsx|typescript/.test(a)) ? process.execArgv : [...process.execArgv, '--import', 'tsx']
+/**
+ * The worker's entry. Run from TypeScript sources (tsx), a worker starts without the main thread's loader, and
+ * Node refuses a `.ts` entry before any `--import` hook could help: the worker registers tsx itself first.
+ */
+function workerBoot (): string {
+  const entry = JSON.stringify(workerUrl.href)
+  if (!import.meta.url.endsWith('.ts')) return `import(${entry})`
+  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'))
+  return `import(${tsx}).then((m) => { m.register(); return import(${entry}) })`
 }
 
 export async function runBacktestParallel (o: ParallelBacktestOptions): Promise<BacktestResult> {
@@ -57,7 +62,7 @@ export async function runBacktestParallel (o: ParallelBacktestOptions): Promise<
       progressEvery: Math.max(1, Math.floor(progressEvery / shares)),
       ...(o.defaultCurrency !== undefined ? { defaultCurrency: o.defaultCurrency } : {})
     }
-    const worker = new Worker(workerUrl, { workerData: data, execArgv: workerExecArgv() })
+    const worker = new Worker(workerBoot(), { eval: true, workerData: data })
     return await new Promise<ShardResult>((resolve, reject) => {
       let settled = false
       worker.on('message', (m: ShardWorkerMessage) => {

@@ -271,6 +271,13 @@ t.test('the command: --journal, human table, --json, --fail-on-change', async t 
   t.same(Object.keys((report.changed as object[])[0] as object), ['reference', 'urn', 'from', 'to', 'baselineRule', 'candidateRule'])
   t.same((report.changes as { declinedToApproved: unknown }).declinedToApproved, { count: want.toApproved.length, amount: sum(want.toApproved) })
   t.equal(report.from, new Date(FROM).toISOString())
+
+  // Shares of customers replayed in worker threads give the very same report as one thread.
+  const one = await cli(['--rules', raised, '--json', '--workers', '1'])
+  const three = await cli(['--rules', raised, '--json', '--workers', '3'])
+  t.same(JSON.parse(three.out.join('\n')), JSON.parse(one.out.join('\n')), 'three workers, one report')
+  t.same(JSON.parse(one.out.join('\n')), report)
+  t.equal((await cli(['--rules', raised, '--workers', '0'])).code, 2, '--workers 0 is refused')
 })
 
 t.test('the command: usage and journal errors', async t => {
