@@ -34,7 +34,7 @@ export interface ZonedParts {
 
 const WEEKDAYS: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 }
 
-export function zonedParts (epochMs: number, timeZone: string): ZonedParts {
+function intlParts (epochMs: number, timeZone: string): ZonedParts {
   const out: ZonedParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, isoWeekday: 0 }
   for (const p of formatter(timeZone).formatToParts(epochMs)) {
     switch (p.type) {
@@ -48,6 +48,51 @@ export function zonedParts (epochMs: number, timeZone: string): ZonedParts {
     }
   }
   return out
+}
+
+const HOUR_MS = 3_600_000
+
+/** The zone's offset (ms) at a whole second, read through Intl. */
+function offsetAt (epochMs: number, timeZone: string): number {
+  const p = intlParts(epochMs, timeZone)
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - epochMs
+}
+
+/**
+ * Per zone, the offset through each UTC hour asked about recently (NaN when the offset changes within the
+ * hour). Intl is slow (microseconds a call) and an offset changes a few times a year: ask it twice an hour,
+ * not once a request. Several hours are kept because a calendar window's start is worked out at its midnight.
+ */
+const zoneHours = new Map<string, Map<number, number>>()
+const zoneHoursMax = 256
+
+function hourOffset (hourStartMs: number, timeZone: string): number {
+  let hours = zoneHours.get(timeZone)
+  if (hours === undefined) zoneHours.set(timeZone, hours = new Map())
+  let offsetMs = hours.get(hourStartMs)
+  if (offsetMs === undefined) {
+    const a = offsetAt(hourStartMs, timeZone)
+    const b = offsetAt(hourStartMs + HOUR_MS - 1000, timeZone)
+    offsetMs = a === b ? a : Number.NaN
+    if (hours.size >= zoneHoursMax) hours.clear()
+    hours.set(hourStartMs, offsetMs)
+  }
+  return offsetMs
+}
+
+export function zonedParts (epochMs: number, timeZone: string): ZonedParts {
+  const offsetMs = hourOffset(Math.floor(epochMs / HOUR_MS) * HOUR_MS, timeZone)
+  if (Number.isNaN(offsetMs)) return intlParts(epochMs, timeZone)
+  const d = new Date(Math.floor(epochMs / 1000) * 1000 + offsetMs)
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    isoWeekday: d.getUTCDay() === 0 ? 7 : d.getUTCDay()
+  }
 }
 
 /** Throws a RangeError for a zone name Intl does not know. */

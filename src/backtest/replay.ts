@@ -1,0 +1,154 @@
+// One rule set's replay of the journal: each entry decided again in the service's order (customer/card state
+// → card controls → rules → limits → funds), with limit windows and control daily totals built from this
+// replay's own approvals. What the journal cannot replay is taken as recorded: customer and card state,
+// funds (a transaction that met 51 meets it again), and answers that depended on timing (deadline, conflict).
+import { localDay } from '../controls/input.js'
+import type { JournalEntry } from '../domain/journal.js'
+import type { CompiledRuleSet, Evaluation, Facts, LimitCheck } from '../rules/types.js'
+import { DailyTotals, ReplayWindows, type ReplayWindow } from './windows.js'
+
+export interface ReplayOutcome {
+  code: string
+  reason: string
+  /** the deciding rule (a rule or limit decline) */
+  ruleId: string | null
+  /** the deciding card control (`ATM`, `international`, ...) */
+  control: string | null
+  /** for a limit decline: the window's use before this transaction and its max */
+  limit: { ruleId: string, usedBefore: number, max: number } | null
+  /** rules of this set that would decline the transaction here: the deciding one, shadow rules and shadow limits */
+  hits: string[]
+}
+
+/** Decisions made before the rules were asked; the replay keeps them as recorded. */
+const STATE_REASONS: ReadonlySet<string> = new Set([
+  'unknown_urn', 'customer_blocked', 'customer_closed', 'card_lost', 'card_stolen', 'card_blocked', 'card_unknown'
+])
+
+/** Answers that depended on timing or on another request, not on the rules. */
+const TIMING_REASONS: ReadonlySet<string> = new Set(['deadline', 'conflict', 'store_error'])
+
+const NO_HITS: string[] = []
+
+export function takenAsRecorded (e: JournalEntry): boolean {
+  return e.answeredOnDeadline || TIMING_REASONS.has(e.reason)
+}
+
+function recorded (e: JournalEntry): ReplayOutcome {
+  return { code: e.code, reason: e.reason, ruleId: e.ruleId, control: e.control?.kind ?? null, limit: e.limit, hits: NO_HITS }
+}
+
+/** The customer or card state's answer as recorded, or null when the state let the transaction through. */
+function stateOutcome (e: JournalEntry): ReplayOutcome | null {
+  if (STATE_REASONS.has(e.reason)) return recorded(e)
+  let code: string | null = null
+  let reason = ''
+  if (e.customerStatus === 'BLOCKED') { code = '05'; reason = 'customer_blocked' } else if (e.customerStatus === 'CLOSED') { code = '05'; reason = 'customer_closed' } else if (e.cardStatus === 'LOST') { code = '41'; reason = 'card_lost' } else if (e.cardStatus === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (e.cardStatus === 'BLOCKED') { code = '05'; reason = 'card_blocked' }
+  return code === null ? null : { code, reason, ruleId: null, control: null, limit: null, hits: NO_HITS }
+}
+
+/** The control kinds that applied, in the order the store checks them: the channel's, then `international`. */
+function controlKinds (e: JournalEntry): string[] {
+  const c = e.controls
+  if (c === null) return NO_HITS
+  const channel = e.request.channel
+  const out: string[] = []
+  if (channel !== undefined && channel !== 'international' && Object.hasOwn(c, channel)) out.push(channel)
+  if (Object.hasOwn(c, 'international')) out.push('international')
+  return out
+}
+
+export interface ReplayerOptions {
+  timezone: string
+}
+
+export class Replayer {
+  readonly set: CompiledRuleSet
+  private readonly timezone: string
+  private readonly windows = new ReplayWindows()
+  private readonly daily = new DailyTotals()
+
+  constructor (set: CompiledRuleSet, opts: ReplayerOptions) {
+    this.set = set
+    this.timezone = opts.timezone
+  }
+
+  private window (e: JournalEntry, l: LimitCheck): ReplayWindow {
+    return this.windows.get(e.urn, l.per === 'card' ? e.last4 : null, l.ruleId)
+  }
+
+  /** The card controls' answer (every control off before any limit, as the store), or null when they pass. */
+  private controlsOutcome (e: JournalEntry, atMs: number): ReplayOutcome | null {
+    const kinds = controlKinds(e)
+    if (kinds.length === 0) return null
+    const c = e.controls as NonNullable<JournalEntry['controls']>
+    for (const k of kinds) {
+      if (!(c[k] as { enabled: boolean }).enabled) return { code: '05', reason: 'control_off', ruleId: null, control: k, limit: null, hits: NO_HITS }
+    }
+    let day: string | null = null
+    for (const k of kinds) {
+      const s = c[k] as { perTransactionMax: number | null, dailyMax: number | null }
+      if (s.perTransactionMax !== null && e.debit > s.perTransactionMax) {
+        return { code: '61', reason: 'control_limit', ruleId: null, control: k, limit: null, hits: NO_HITS }
+      }
+      if (s.dailyMax !== null) {
+        day ??= localDay(atMs, this.timezone)
+        if (this.daily.get(e.urn, e.last4, k, day) + e.debit > s.dailyMax) {
+          return { code: '61', reason: 'control_limit', ruleId: null, control: k, limit: null, hits: NO_HITS }
+        }
+      }
+    }
+    return null
+  }
+
+  /** Counts an approval in the windows of the limits that matched and in the controls' daily totals. */
+  private approve (e: JournalEntry, atMs: number, limits: readonly LimitCheck[]): void {
+    for (const l of limits) this.window(e, l).add(atMs, e.debit, atMs - l.retainMs)
+    if (e.debit <= 0) return
+    const kinds = controlKinds(e)
+    if (kinds.length === 0) return
+    const day = localDay(atMs, this.timezone)
+    for (const k of kinds) this.daily.add(e.urn, e.last4, k, day, e.debit)
+  }
+
+  /** Decides the entry again with this set and counts it in this replay's windows. */
+  decide (e: JournalEntry, facts: Facts, atMs: number): ReplayOutcome {
+    if (takenAsRecorded(e)) return recorded(e)
+    const state = stateOutcome(e)
+    if (state !== null) return state
+    const control = this.controlsOutcome(e, atMs)
+    if (control !== null) return control
+
+    const ev: Evaluation = this.set.evaluate(facts, atMs)
+    const hits: string[] = []
+    for (const h of ev.shadowHits) hits.push(h.ruleId)
+    let out: ReplayOutcome | null = null
+    if (ev.decline !== null) {
+      hits.unshift(ev.decline.ruleId)
+      out = { code: ev.decline.code, reason: 'rule', ruleId: ev.decline.ruleId, control: null, limit: null, hits }
+    } else {
+      for (const l of ev.limits) {
+        const w = this.window(e, l)
+        w.seek(l.windowStartMs)
+        const usedBefore = l.measure === 'count' ? w.count : w.amount
+        const used = usedBefore + (l.measure === 'count' ? 1 : e.debit)
+        if (used <= l.max) continue
+        if (l.mode === 'shadow') hits.push(l.ruleId)
+        else if (out === null) {
+          hits.unshift(l.ruleId)
+          out = { code: l.code, reason: 'limit', ruleId: l.ruleId, control: null, limit: { ruleId: l.ruleId, usedBefore, max: l.max }, hits }
+        }
+      }
+    }
+    if (out !== null) return out
+    if (e.reason === 'insufficient_funds') return { code: '51', reason: 'insufficient_funds', ruleId: null, control: null, limit: null, hits }
+    this.approve(e, atMs, ev.limits)
+    return { code: '00', reason: 'approved', ruleId: null, control: null, limit: null, hits }
+  }
+
+  /** Keeps the recorded answer (its rules are not at hand) and counts a recorded approval in the windows. */
+  keepRecorded (e: JournalEntry, facts: Facts, atMs: number): ReplayOutcome {
+    if (e.code === '00' && !takenAsRecorded(e)) this.approve(e, atMs, this.set.evaluate(facts, atMs).limits)
+    return recorded(e)
+  }
+}
