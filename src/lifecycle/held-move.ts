@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import { isAdapterBadRequest } from '../adapters/errors.js'
 import type { PrepaidDeclined } from '../adapters/prepaid.js'
-import type { Failed, Ok } from '../adapters/result.js'
+import { uncertainDecline, type Failed, type Ok } from '../adapters/result.js'
 import { StoreRejection } from '../errors.js'
 import type { Store } from '../store/types.js'
 import {
@@ -252,7 +252,13 @@ export class HeldMoves<R extends HeldMoveRecord> {
           if (!sent.sent) r = await this.release(r, {})
           return { r, failed: sent }
         }
-        if (sent.kind === 'declined') return await this.declined(r, sent)
+        if (sent.kind === 'declined') {
+          // a code that does not prove a refusal may follow a move the platform made: the hold stays until
+          // a repeat hears a certain answer (the platform's own, or 1054 for an id it already had)
+          const unsure = sent.family === 'duplicate' ? null : uncertainDecline(sent)
+          if (unsure !== null) return { r, failed: unsure }
+          return await this.declined(r, sent)
+        }
         token = sent.responseToken;
         ({ r, kept } = await this.keepToken(r, token))
       }
