@@ -2,6 +2,7 @@
 // status 50020 credit the amount to the customer once. The card data passes through to the gateway and is
 // never logged or stored: the record keeps the last four digits only.
 import type { GatewayAdapter, GatewayDeclined, GenerateOtpInput } from '../adapters/gateway.js'
+import { uncertainDecline } from '../adapters/result.js'
 import type { Store } from '../store/types.js'
 import { StoreRejection } from '../errors.js'
 import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
@@ -149,6 +150,11 @@ export class LoadService {
         const a = await this.gateway.authorize({ merchantReferenceNo: ref, pgTransactionId })
         if (a.kind === 'failed') return this.answer(r, failedAnswer(a))
         if (a.kind === 'declined' && a.previously !== 'authorized') {
+          // a system error, a code outside the table or a non-2xx may come after the issuer approved (91:
+          // it answered late): the load stays OTP_VERIFIED, and the repeat's authorize hears 96 PREVIOUSLY
+          // AUTHORIZED if the card was charged
+          const unsure = a.previously === 'declined' ? null : uncertainDecline(a)
+          if (unsure !== null) return this.answer(r, failedAnswer(unsure))
           return this.answer(await this.save(r, { status: 'DECLINED', upstream: upstreamOf(a) }))
         }
         // approved now, or a repeat of an authorize that had been approved before we recorded it
