@@ -12,11 +12,11 @@ import { createHash } from 'node:crypto'
 import { isAdapterBadRequest } from '../adapters/errors.js'
 import type { PrepaidDeclined } from '../adapters/prepaid.js'
 import { uncertainDecline, type Failed, type Ok } from '../adapters/result.js'
-import { StoreRejection } from '../errors.js'
+import { LifecycleStale, StoreRejection } from '../errors.js'
 import type { Store } from '../store/types.js'
 import {
-  LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, withLock,
-  type LifecycleAnswer, type LifecycleStatus, type Upstream
+  LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, saveRevised, withLock,
+  type LifecycleAnswer, type LifecycleStatus, type RenewLock, type Revised, type Upstream
 } from './outcome.js'
 
 export type HoldState =
@@ -39,7 +39,7 @@ export interface Hold {
   state: HoldState
 }
 
-export interface HeldMoveRecord {
+export interface HeldMoveRecord extends Revised {
   clientTxnId: string
   /**
    * PENDING: not settled with the platform yet; AUTHORIZED: the platform said 00 and the store is not
@@ -83,11 +83,16 @@ export interface HeldMoveAnswer extends LifecycleAnswer {
 export interface HeldMoveSteps<R extends HeldMoveRecord> {
   /** Encrypt and the platform's call; sent:false on a failure when the call certainly did not leave */
   send: () => Promise<Ok<{ responseToken: string }> | PrepaidDeclined | Failed>
+  /** restarts the lock before each call to the platform (withLock's) */
+  renew?: RenewLock
   /** Decrypt the kept answer token and read it */
   read: (responseToken: string) => Promise<Ok<{ ledgerTransactionId?: string }> | PrepaidDeclined | Failed>
   /** what the store still does after the platform's 00, idempotently (a transfer credits its receiver) */
   complete: (r: R) => Promise<void>
 }
+
+const MOVED_UNHELD = 'the platform answered a send of this clientTxnId after the held amount had been given back, and the ' +
+  'customer no longer has it available: check the outcome there and settle the customer\'s balance by hand'
 
 const RECONCILE = 'the platform reports this clientTxnId as already used; check its outcome there, then release or complete the held amount'
 
@@ -123,10 +128,9 @@ export class HeldMoves<R extends HeldMoveRecord> {
     return r
   }
 
+  /** Saves only over the record as read: a call that outlived its lock cannot undo a newer call's work. */
   async save (r: R, patch: Partial<R>): Promise<R> {
-    const next = { ...r, ...patch, updatedAtMs: this.clock() }
-    await this.store.putLifecycle(this.kind, r.clientTxnId, next)
-    return next
+    return await saveRevised(this.store, this.kind, r.clientTxnId, r, { ...r, ...patch, updatedAtMs: this.clock() })
   }
 
   /** A new record, saved before the platform is first asked: a repeat after a lost answer knows it asked. */
@@ -142,11 +146,10 @@ export class HeldMoves<R extends HeldMoveRecord> {
       createdAtMs: now,
       updatedAtMs: now
     } as unknown as R
-    await this.store.putLifecycle(this.kind, r.clientTxnId, r)
-    return r
+    return await saveRevised(this.store, this.kind, r.clientTxnId, null, r)
   }
 
-  async locked<T> (id: string, fn: () => Promise<T>): Promise<T> {
+  async locked<T> (id: string, fn: (renew: RenewLock) => Promise<T>): Promise<T> {
     return await withLock(this.store, this.kind, id, fn, this.lockTtlMs)
   }
 
@@ -198,14 +201,28 @@ export class HeldMoves<R extends HeldMoveRecord> {
 
   /**
    * Records the answer token. Should that fail, the answer is in hand and is read all the same; the
-   * record then lacks the token (`kept` false), and a failed read tries once more to keep it.
+   * record then lacks the token (`kept` false), and a failed read tries once more to keep it. A record
+   * changed by a newer call is not ours to write: that is thrown.
    */
   private async keepToken (r: R, token: string): Promise<{ r: R, kept: boolean }> {
     try {
       return { r: await this.save(r, { responseToken: token } as Partial<R>), kept: true }
-    } catch {
+    } catch (err) {
+      if (err instanceof LifecycleStale) throw err
+      // the save may have been made with its reply lost: the revision to save over next is the stored one
+      const stored = await this.find(r.clientTxnId).catch(() => null)
+      if (stored !== null && stored.rev === (r.rev ?? 0) + 1 && stored.responseToken === token) return { r: stored, kept: true }
       return { r: { ...r, responseToken: token }, kept: false }
     }
+  }
+
+  /**
+   * The platform answered a send of a call that had outlived its lock, and a newer call has changed the
+   * record since (it may have given the hold back, not knowing of this send). The answer token is the only
+   * word of what the platform did: take the lock again and settle the record as it now stands with it.
+   */
+  private async adopt (id: string, token: string, steps: HeldMoveSteps<R>): Promise<{ r: R, failed?: Failed }> {
+    return await this.locked(id, async (renew) => await this.advance(await this.get(id), { ...steps, renew }, token))
   }
 
   private async declined (r: R, d: PrepaidDeclined): Promise<{ r: R, failed?: Failed }> {
@@ -220,9 +237,10 @@ export class HeldMoves<R extends HeldMoveRecord> {
   /**
    * Moves the record as far as it can go: completes what the record names, takes the hold, asks the
    * platform (or reads its kept answer), settles. Returns the record and, when the platform could not be
-   * heard, the failure (the record then says what stays held).
+   * heard, the failure (the record then says what stays held). `inHand`: the platform's answer token to a
+   * send already made (adopt()), used instead of sending.
    */
-  async advance (r: R, steps: HeldMoveSteps<R>): Promise<{ r: R, failed?: Failed }> {
+  async advance (r: R, steps: HeldMoveSteps<R>, inHand?: string): Promise<{ r: R, failed?: Failed }> {
     // a FAILED record waits for a person; it never names an operation still to complete
     if (r.status === 'FAILED') return { r }
     const unconfirmed = r.hold.state === 'taking' || r.hold.state === 'releasing' || r.status === 'AUTHORIZED'
@@ -237,8 +255,18 @@ export class HeldMoves<R extends HeldMoveRecord> {
       if (token === null) {
         if (r.hold.state === 'none') {
           r = await this.settleHold(await this.save(r, { hold: { ...r.hold, seq: r.hold.seq + 1, state: 'taking' } } as Partial<R>))
-          if (r.hold.state === 'none') return { r: await this.save(r, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' } as Partial<R>) }
+          if (r.hold.state === 'none') {
+            // the platform already moved the money of the send in hand: the store must be put right by hand
+            if (inHand !== undefined) return { r: await this.save(r, { status: 'FAILED', reconcile: MOVED_UNHELD } as Partial<R>) }
+            return { r: await this.save(r, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' } as Partial<R>) }
+          }
         }
+      }
+      if (token === null && inHand !== undefined) {
+        token = inHand;
+        ({ r, kept } = await this.keepToken(r, token))
+      } else if (token === null) {
+        await steps.renew?.()
         let sent: Awaited<ReturnType<HeldMoveSteps<R>['send']>>
         try {
           sent = await steps.send()
@@ -259,9 +287,15 @@ export class HeldMoves<R extends HeldMoveRecord> {
           if (unsure !== null) return { r, failed: unsure }
           return await this.declined(r, sent)
         }
-        token = sent.responseToken;
-        ({ r, kept } = await this.keepToken(r, token))
+        token = sent.responseToken
+        try {
+          ({ r, kept } = await this.keepToken(r, token))
+        } catch (err) {
+          if (err instanceof LifecycleStale) return await this.adopt(r.clientTxnId, token, steps)
+          throw err
+        }
       }
+      await steps.renew?.()
       const read = await steps.read(token)
       if (read.kind === 'failed') {
         // the token is the only way to learn the outcome without sending again (and meeting 1054)

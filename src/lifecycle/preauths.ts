@@ -2,11 +2,11 @@
 // authorization decision; the outcome is recorded per (pgTransactionId, action) so a repeat is a replay.
 import type { GatewayAdapter } from '../adapters/gateway.js'
 import type { Store } from '../store/types.js'
-import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, withLock, type LifecycleAnswer, type Upstream } from './outcome.js'
+import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, saveRevised, withLock, type LifecycleAnswer, type Revised, type Upstream } from './outcome.js'
 
 export type PreAuthAction = 'capture' | 'cancel'
 
-interface PreAuthRecord {
+interface PreAuthRecord extends Revised {
   pgTransactionId: string
   action: PreAuthAction
   merchantReferenceNo: string
@@ -29,7 +29,7 @@ export class PreAuthService {
 
   async run (action: PreAuthAction, pgTransactionId: string, merchantReferenceNo: string, amount: number | null): Promise<PreAuthAnswer> {
     const id = `${pgTransactionId}:${action}`
-    return await withLock(this.store, 'preauth', id, async () => {
+    return await withLock(this.store, 'preauth', id, async (renew) => {
       const prior = await this.store.getLifecycle<PreAuthRecord>('preauth', id)
       const base = { pgTransactionId, action, merchantReferenceNo }
       if (prior !== null) {
@@ -39,6 +39,7 @@ export class PreAuthService {
         return { ...base, status: prior.status, upstream: prior.upstream, replayed: true }
       }
       const input = { merchantReferenceNo, pgTransactionId, ...(amount !== null ? { amount } : {}) }
+      await renew()
       const res = action === 'capture' ? await this.gateway.preAuthCompletion(input) : await this.gateway.preAuthCancellation(input)
       if (res.kind === 'failed') return { ...base, ...failedAnswer(res) }
       const record: PreAuthRecord = {
@@ -48,7 +49,7 @@ export class PreAuthService {
         upstream: res.kind === 'ok' ? { code: '00', description: `status ${res.status ?? '50020'}` } : { code: res.code, description: res.description },
         atMs: this.clock()
       }
-      await this.store.putLifecycle('preauth', id, record)
+      await saveRevised(this.store, 'preauth', id, null, record)
       return { ...base, status: record.status, upstream: record.upstream }
     }, this.lockTtlMs)
   }

@@ -53,7 +53,7 @@ export class TransferService {
 
   async transfer (req: TransferRequest): Promise<TransferAnswer> {
     const id = req.clientTxnId
-    return await this.moves.locked(id, async () => {
+    return await this.moves.locked(id, async (renew) => {
       const fingerprint = fingerprintOf([req.fromUrn, req.toUrn, req.amount, req.fromAccountNumber, req.toAccountNumber])
       let r = await this.moves.find(id)
       if (r !== null) this.moves.conflict(r, fingerprint)
@@ -72,6 +72,7 @@ export class TransferService {
         ...(req.extra !== undefined ? { extra: req.extra } : {})
       }
       const out = await this.moves.advance(r, {
+        renew,
         send: async () => await this.prepaid.sendTransfer(input),
         read: async (token) => await this.prepaid.readTransfer(token, id),
         complete: async (t) => { await this.store.credit(t.toUrn, Number(t.amount), TransferService.creditReference(id)) }

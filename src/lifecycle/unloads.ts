@@ -76,7 +76,7 @@ export class UnloadService {
     const id = req.clientTxnId
     const { urn: _u, ...checked } = req
     checkUnload({ ...checked, customerId: req.customerId ?? 'unknown' })
-    return await this.moves.locked(id, async () => {
+    return await this.moves.locked(id, async (renew) => {
       let r = await this.moves.find(id)
       if (r !== null) this.moves.conflict(r, fingerprint(req))
       const replay = r !== null && this.moves.isFinal(r)
@@ -94,6 +94,7 @@ export class UnloadService {
       const { urn: _urn, ...fields } = req
       const input: UnloadInput = { ...fields, customerId: r.customerId, requestDateTime: new Date(r.requestDateTimeMs) }
       const out = await this.moves.advance(r, {
+        renew,
         send: async () => await this.prepaid.sendUnload(input),
         read: async (token) => await this.prepaid.readUnload(token, id),
         // the hold is the unload's debit: nothing else moves here

@@ -2,6 +2,8 @@ import t from 'tap'
 import { MemoryStore } from '../../src/store/memory.js'
 import { storeContract } from './contract.js'
 import { boundaryContract } from './contract-boundaries.js'
+import { lifecycleContract } from './lifecycle-contract.js'
 
 storeContract(t, async () => new MemoryStore())
 boundaryContract(t, async () => new MemoryStore())
+lifecycleContract(t, async () => new MemoryStore())
