@@ -50,6 +50,11 @@ export interface HeldMoveRecord extends Revised {
   upstream: Upstream | null
   ledgerTransactionId: string | null
   hold: Hold
+  /**
+   * sends to the platform that may have left, counted before each is made (absent on records from before
+   * the count: unknown). A 1054 on the first send is not about a send of ours.
+   */
+  sends?: number
   /** the platform's answer token, kept until it is read: a repeat decrypts it again and never re-sends */
   responseToken: string | null
   reconcile?: string
@@ -134,11 +139,12 @@ export class HeldMoves<R extends HeldMoveRecord> {
   }
 
   /** A new record, saved before the platform is first asked: a repeat after a lost answer knows it asked. */
-  async create (fields: Omit<R, 'status' | 'upstream' | 'ledgerTransactionId' | 'hold' | 'responseToken' | 'createdAtMs' | 'updatedAtMs'>, hold: { urn: string, amount: number }): Promise<R> {
+  async create (fields: Omit<R, 'status' | 'upstream' | 'ledgerTransactionId' | 'hold' | 'responseToken' | 'createdAtMs' | 'updatedAtMs' | 'sends'>, hold: { urn: string, amount: number }): Promise<R> {
     const now = this.clock()
     const r = {
       ...fields,
       status: 'PENDING',
+      sends: 0,
       upstream: null,
       ledgerTransactionId: null,
       hold: { urn: hold.urn, amount: String(hold.amount), seq: 0, state: 'none' },
@@ -151,6 +157,17 @@ export class HeldMoves<R extends HeldMoveRecord> {
 
   async locked<T> (id: string, fn: (renew: RenewLock) => Promise<T>): Promise<T> {
     return await withLock(this.store, this.kind, id, fn, this.lockTtlMs)
+  }
+
+  /**
+   * The platform keeps one set of clientTxnIds for transfers and unloads: an id one kind has used is
+   * refused for the other before anything is held (the platform would answer 1054).
+   */
+  async refuseOtherKind (id: string): Promise<void> {
+    const other = this.kind === 'transfer' ? 'unload' : 'transfer'
+    if (await this.store.getLifecycle(other, id) !== null) {
+      throw new LifecycleConflict('REFERENCE_CONFLICT', `clientTxnId ${id} is already used for ${other === 'unload' ? 'an unload' : 'a transfer'}`)
+    }
   }
 
   /** A repeat with other values than the first call's is a conflict, never a new operation. */
@@ -227,10 +244,11 @@ export class HeldMoves<R extends HeldMoveRecord> {
 
   private async declined (r: R, d: PrepaidDeclined): Promise<{ r: R, failed?: Failed }> {
     const upstream = { code: d.code, description: d.description }
-    if (d.family === 'duplicate') {
+    if (d.family === 'duplicate' && r.sends !== 1) {
       // the platform has had this clientTxnId and its answer was lost: the money may have moved
       return { r: await this.save(r, { status: 'FAILED', upstream, responseToken: null, reconcile: RECONCILE } as Partial<R>) }
     }
+    // a refusal; or 1054 to our only send: the id was used before, but not by a send of this record
     return { r: await this.release(r, { status: 'DECLINED', upstream, responseToken: null } as Partial<R>) }
   }
 
@@ -267,6 +285,7 @@ export class HeldMoves<R extends HeldMoveRecord> {
         ({ r, kept } = await this.keepToken(r, token))
       } else if (token === null) {
         await steps.renew?.()
+        r = await this.save(r, { sends: (r.sends ?? 0) + 1 } as Partial<R>)
         let sent: Awaited<ReturnType<HeldMoveSteps<R>['send']>>
         try {
           sent = await steps.send()

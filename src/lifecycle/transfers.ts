@@ -59,6 +59,7 @@ export class TransferService {
       if (r !== null) this.moves.conflict(r, fingerprint)
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
+        await this.moves.refuseOtherKind(id)
         const [from, to] = await Promise.all([this.store.getCustomer(req.fromUrn), this.store.getCustomer(req.toUrn)])
         if (from === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.fromUrn}`)
         if (to === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.toUrn}`)

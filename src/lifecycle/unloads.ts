@@ -81,6 +81,7 @@ export class UnloadService {
       if (r !== null) this.moves.conflict(r, fingerprint(req))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
+        await this.moves.refuseOtherKind(id)
         const customer = await this.store.getCustomer(req.urn)
         if (customer === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
         const customerId = req.customerId ?? customer.customerId
