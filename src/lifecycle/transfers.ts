@@ -4,7 +4,7 @@
 import type { PrepaidAdapter } from '../adapters/prepaid.js'
 import type { Store } from '../store/types.js'
 import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
-import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleNotFound } from './outcome.js'
+import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound } from './outcome.js'
 
 export interface TransferRequest {
   clientTxnId: string
@@ -63,6 +63,8 @@ export class TransferService {
         const [from, to] = await Promise.all([this.store.getCustomer(req.fromUrn), this.store.getCustomer(req.toUrn)])
         if (from === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.fromUrn}`)
         if (to === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.toUrn}`)
+        // a blocked or closed customer spends nothing; a call already under way still settles
+        if (from.status !== 'ACTIVE') throw new LifecycleConflict('WRONG_STATE', `customer ${req.fromUrn} is ${from.status}`)
         r = await this.moves.create({ clientTxnId: id, fromUrn: req.fromUrn, toUrn: req.toUrn, amount: String(req.amount), fingerprint }, { urn: req.fromUrn, amount: req.amount })
       }
       const input = {

@@ -84,6 +84,8 @@ export class UnloadService {
         await this.moves.refuseOtherKind(id)
         const customer = await this.store.getCustomer(req.urn)
         if (customer === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
+        // a blocked or closed customer spends nothing; a call already under way still settles
+        if (customer.status !== 'ACTIVE') throw new LifecycleConflict('WRONG_STATE', `customer ${req.urn} is ${customer.status}`)
         const customerId = req.customerId ?? customer.customerId
         if (customerId === null) {
           throw new LifecycleConflict('WRONG_STATE', `customer ${req.urn} has no customerId recorded: set it, or send customerId`)
