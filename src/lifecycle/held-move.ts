@@ -318,7 +318,14 @@ export class HeldMoves<R extends HeldMoveRecord> {
       const read = await steps.read(token)
       if (read.kind === 'failed') {
         // the token is the only way to learn the outcome without sending again (and meeting 1054)
-        if (!kept) r = (await this.keepToken(r, token)).r
+        if (!kept) {
+          try {
+            r = (await this.keepToken(r, token)).r
+          } catch (err) {
+            if (err instanceof LifecycleStale) return await this.adopt(r.clientTxnId, token, steps)
+            throw err
+          }
+        }
         return { r, failed: { ...read, retryable: true } }
       }
       if (read.kind === 'declined') return await this.declined(r, read)
