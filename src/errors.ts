@@ -102,3 +102,14 @@ export class StoreRejection extends ExtauthError<StoreRejectionCode> {
 export function reject (code: StoreRejectionCode): never {
   throw new StoreRejection(code, code)
 }
+
+/**
+ * A lifecycle record changed since the caller read it (its revision moved on): a newer call of the same
+ * reference has taken over, and the older call stops. Answered as IN_PROGRESS: a repeat reads the newer record.
+ */
+export class LifecycleStale extends ExtauthError<'IN_PROGRESS'> {
+  constructor (message: string) {
+    super('IN_PROGRESS', message)
+    this.name = 'LifecycleStale'
+  }
+}

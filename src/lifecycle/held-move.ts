@@ -11,12 +11,12 @@
 import { createHash } from 'node:crypto'
 import { isAdapterBadRequest } from '../adapters/errors.js'
 import type { PrepaidDeclined } from '../adapters/prepaid.js'
-import type { Failed, Ok } from '../adapters/result.js'
-import { StoreRejection } from '../errors.js'
+import { uncertainDecline, type Failed, type Ok } from '../adapters/result.js'
+import { LifecycleStale, StoreRejection } from '../errors.js'
 import type { Store } from '../store/types.js'
 import {
-  LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, withLock,
-  type LifecycleAnswer, type LifecycleStatus, type Upstream
+  LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, saveRevised, withLock,
+  type LifecycleAnswer, type LifecycleStatus, type RenewLock, type Revised, type Upstream
 } from './outcome.js'
 
 export type HoldState =
@@ -39,7 +39,7 @@ export interface Hold {
   state: HoldState
 }
 
-export interface HeldMoveRecord {
+export interface HeldMoveRecord extends Revised {
   clientTxnId: string
   /**
    * PENDING: not settled with the platform yet; AUTHORIZED: the platform said 00 and the store is not
@@ -50,6 +50,11 @@ export interface HeldMoveRecord {
   upstream: Upstream | null
   ledgerTransactionId: string | null
   hold: Hold
+  /**
+   * sends to the platform that may have left, counted before each is made (absent on records from before
+   * the count: unknown). A 1054 on the first send is not about a send of ours.
+   */
+  sends?: number
   /** the platform's answer token, kept until it is read: a repeat decrypts it again and never re-sends */
   responseToken: string | null
   reconcile?: string
@@ -83,11 +88,16 @@ export interface HeldMoveAnswer extends LifecycleAnswer {
 export interface HeldMoveSteps<R extends HeldMoveRecord> {
   /** Encrypt and the platform's call; sent:false on a failure when the call certainly did not leave */
   send: () => Promise<Ok<{ responseToken: string }> | PrepaidDeclined | Failed>
+  /** restarts the lock before each call to the platform (withLock's) */
+  renew?: RenewLock
   /** Decrypt the kept answer token and read it */
   read: (responseToken: string) => Promise<Ok<{ ledgerTransactionId?: string }> | PrepaidDeclined | Failed>
   /** what the store still does after the platform's 00, idempotently (a transfer credits its receiver) */
   complete: (r: R) => Promise<void>
 }
+
+const MOVED_UNHELD = 'the platform answered a send of this clientTxnId after the held amount had been given back, and the ' +
+  'customer no longer has it available: check the outcome there and settle the customer\'s balance by hand'
 
 const RECONCILE = 'the platform reports this clientTxnId as already used; check its outcome there, then release or complete the held amount'
 
@@ -123,18 +133,18 @@ export class HeldMoves<R extends HeldMoveRecord> {
     return r
   }
 
+  /** Saves only over the record as read: a call that outlived its lock cannot undo a newer call's work. */
   async save (r: R, patch: Partial<R>): Promise<R> {
-    const next = { ...r, ...patch, updatedAtMs: this.clock() }
-    await this.store.putLifecycle(this.kind, r.clientTxnId, next)
-    return next
+    return await saveRevised(this.store, this.kind, r.clientTxnId, r, { ...r, ...patch, updatedAtMs: this.clock() })
   }
 
   /** A new record, saved before the platform is first asked: a repeat after a lost answer knows it asked. */
-  async create (fields: Omit<R, 'status' | 'upstream' | 'ledgerTransactionId' | 'hold' | 'responseToken' | 'createdAtMs' | 'updatedAtMs'>, hold: { urn: string, amount: number }): Promise<R> {
+  async create (fields: Omit<R, 'status' | 'upstream' | 'ledgerTransactionId' | 'hold' | 'responseToken' | 'createdAtMs' | 'updatedAtMs' | 'sends'>, hold: { urn: string, amount: number }): Promise<R> {
     const now = this.clock()
     const r = {
       ...fields,
       status: 'PENDING',
+      sends: 0,
       upstream: null,
       ledgerTransactionId: null,
       hold: { urn: hold.urn, amount: String(hold.amount), seq: 0, state: 'none' },
@@ -142,12 +152,22 @@ export class HeldMoves<R extends HeldMoveRecord> {
       createdAtMs: now,
       updatedAtMs: now
     } as unknown as R
-    await this.store.putLifecycle(this.kind, r.clientTxnId, r)
-    return r
+    return await saveRevised(this.store, this.kind, r.clientTxnId, null, r)
   }
 
-  async locked<T> (id: string, fn: () => Promise<T>): Promise<T> {
+  async locked<T> (id: string, fn: (renew: RenewLock) => Promise<T>): Promise<T> {
     return await withLock(this.store, this.kind, id, fn, this.lockTtlMs)
+  }
+
+  /**
+   * The platform keeps one set of clientTxnIds for transfers and unloads: an id one kind has used is
+   * refused for the other before anything is held (the platform would answer 1054).
+   */
+  async refuseOtherKind (id: string): Promise<void> {
+    const other = this.kind === 'transfer' ? 'unload' : 'transfer'
+    if (await this.store.getLifecycle(other, id) !== null) {
+      throw new LifecycleConflict('REFERENCE_CONFLICT', `clientTxnId ${id} is already used for ${other === 'unload' ? 'an unload' : 'a transfer'}`)
+    }
   }
 
   /** A repeat with other values than the first call's is a conflict, never a new operation. */
@@ -198,31 +218,47 @@ export class HeldMoves<R extends HeldMoveRecord> {
 
   /**
    * Records the answer token. Should that fail, the answer is in hand and is read all the same; the
-   * record then lacks the token (`kept` false), and a failed read tries once more to keep it.
+   * record then lacks the token (`kept` false), and a failed read tries once more to keep it. A record
+   * changed by a newer call is not ours to write: that is thrown.
    */
   private async keepToken (r: R, token: string): Promise<{ r: R, kept: boolean }> {
     try {
       return { r: await this.save(r, { responseToken: token } as Partial<R>), kept: true }
-    } catch {
+    } catch (err) {
+      if (err instanceof LifecycleStale) throw err
+      // the save may have been made with its reply lost: the revision to save over next is the stored one
+      const stored = await this.find(r.clientTxnId).catch(() => null)
+      if (stored !== null && stored.rev === (r.rev ?? 0) + 1 && stored.responseToken === token) return { r: stored, kept: true }
       return { r: { ...r, responseToken: token }, kept: false }
     }
   }
 
+  /**
+   * The platform answered a send of a call that had outlived its lock, and a newer call has changed the
+   * record since (it may have given the hold back, not knowing of this send). The answer token is the only
+   * word of what the platform did: take the lock again and settle the record as it now stands with it.
+   */
+  private async adopt (id: string, token: string, steps: HeldMoveSteps<R>): Promise<{ r: R, failed?: Failed }> {
+    return await this.locked(id, async (renew) => await this.advance(await this.get(id), { ...steps, renew }, token))
+  }
+
   private async declined (r: R, d: PrepaidDeclined): Promise<{ r: R, failed?: Failed }> {
     const upstream = { code: d.code, description: d.description }
-    if (d.family === 'duplicate') {
+    if (d.family === 'duplicate' && r.sends !== 1) {
       // the platform has had this clientTxnId and its answer was lost: the money may have moved
       return { r: await this.save(r, { status: 'FAILED', upstream, responseToken: null, reconcile: RECONCILE } as Partial<R>) }
     }
+    // a refusal; or 1054 to our only send: the id was used before, but not by a send of this record
     return { r: await this.release(r, { status: 'DECLINED', upstream, responseToken: null } as Partial<R>) }
   }
 
   /**
    * Moves the record as far as it can go: completes what the record names, takes the hold, asks the
    * platform (or reads its kept answer), settles. Returns the record and, when the platform could not be
-   * heard, the failure (the record then says what stays held).
+   * heard, the failure (the record then says what stays held). `inHand`: the platform's answer token to a
+   * send already made (adopt()), used instead of sending.
    */
-  async advance (r: R, steps: HeldMoveSteps<R>): Promise<{ r: R, failed?: Failed }> {
+  async advance (r: R, steps: HeldMoveSteps<R>, inHand?: string): Promise<{ r: R, failed?: Failed }> {
     // a FAILED record waits for a person; it never names an operation still to complete
     if (r.status === 'FAILED') return { r }
     const unconfirmed = r.hold.state === 'taking' || r.hold.state === 'releasing' || r.status === 'AUTHORIZED'
@@ -237,8 +273,19 @@ export class HeldMoves<R extends HeldMoveRecord> {
       if (token === null) {
         if (r.hold.state === 'none') {
           r = await this.settleHold(await this.save(r, { hold: { ...r.hold, seq: r.hold.seq + 1, state: 'taking' } } as Partial<R>))
-          if (r.hold.state === 'none') return { r: await this.save(r, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' } as Partial<R>) }
+          if (r.hold.state === 'none') {
+            // the platform already moved the money of the send in hand: the store must be put right by hand
+            if (inHand !== undefined) return { r: await this.save(r, { status: 'FAILED', reconcile: MOVED_UNHELD } as Partial<R>) }
+            return { r: await this.save(r, { status: 'DECLINED', reason: 'INSUFFICIENT_FUNDS' } as Partial<R>) }
+          }
         }
+      }
+      if (token === null && inHand !== undefined) {
+        token = inHand;
+        ({ r, kept } = await this.keepToken(r, token))
+      } else if (token === null) {
+        await steps.renew?.()
+        r = await this.save(r, { sends: (r.sends ?? 0) + 1 } as Partial<R>)
         let sent: Awaited<ReturnType<HeldMoveSteps<R>['send']>>
         try {
           sent = await steps.send()
@@ -252,14 +299,33 @@ export class HeldMoves<R extends HeldMoveRecord> {
           if (!sent.sent) r = await this.release(r, {})
           return { r, failed: sent }
         }
-        if (sent.kind === 'declined') return await this.declined(r, sent)
-        token = sent.responseToken;
-        ({ r, kept } = await this.keepToken(r, token))
+        if (sent.kind === 'declined') {
+          // a code that does not prove a refusal may follow a move the platform made: the hold stays until
+          // a repeat hears a certain answer (the platform's own, or 1054 for an id it already had)
+          const unsure = sent.family === 'duplicate' ? null : uncertainDecline(sent)
+          if (unsure !== null) return { r, failed: unsure }
+          return await this.declined(r, sent)
+        }
+        token = sent.responseToken
+        try {
+          ({ r, kept } = await this.keepToken(r, token))
+        } catch (err) {
+          if (err instanceof LifecycleStale) return await this.adopt(r.clientTxnId, token, steps)
+          throw err
+        }
       }
+      await steps.renew?.()
       const read = await steps.read(token)
       if (read.kind === 'failed') {
         // the token is the only way to learn the outcome without sending again (and meeting 1054)
-        if (!kept) r = (await this.keepToken(r, token)).r
+        if (!kept) {
+          try {
+            r = (await this.keepToken(r, token)).r
+          } catch (err) {
+            if (err instanceof LifecycleStale) return await this.adopt(r.clientTxnId, token, steps)
+            throw err
+          }
+        }
         return { r, failed: { ...read, retryable: true } }
       }
       if (read.kind === 'declined') return await this.declined(r, read)

@@ -2,11 +2,12 @@
 // status 50020 credit the amount to the customer once. The card data passes through to the gateway and is
 // never logged or stored: the record keeps the last four digits only.
 import type { GatewayAdapter, GatewayDeclined, GenerateOtpInput } from '../adapters/gateway.js'
+import { uncertainDecline } from '../adapters/result.js'
 import type { Store } from '../store/types.js'
 import { StoreRejection } from '../errors.js'
-import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
+import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, LifecycleNotFound, saveRevised, withLock, type LifecycleAnswer, type Revised, type LifecycleStatus, type Upstream } from './outcome.js'
 
-export interface LoadRecord {
+export interface LoadRecord extends Revised {
   merchantReferenceNo: string
   urn: string
   /** minor units, digit string */
@@ -68,9 +69,7 @@ export class LoadService {
   }
 
   private async save (r: LoadRecord, patch: Partial<LoadRecord>): Promise<LoadRecord> {
-    const next = { ...r, ...patch, updatedAtMs: this.clock() }
-    await this.store.putLifecycle('load', r.merchantReferenceNo, next)
-    return next
+    return await saveRevised(this.store, 'load', r.merchantReferenceNo, r, { ...r, ...patch, updatedAtMs: this.clock() })
   }
 
   async get (ref: string): Promise<LoadAnswer> {
@@ -83,7 +82,7 @@ export class LoadService {
   async start (req: LoadRequest): Promise<LoadAnswer> {
     const ref = req.merchantReferenceNo
     if (await this.store.getCustomer(req.urn) === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
-    return await withLock(this.store, 'load', ref, async () => {
+    return await withLock(this.store, 'load', ref, async (renew) => {
       const existing = await this.store.getLifecycle<LoadRecord>('load', ref)
       if (existing !== null) {
         if (existing.urn !== req.urn || existing.amount !== String(req.amount) || existing.cardLast4 !== req.pan.slice(-4)) {
@@ -92,6 +91,7 @@ export class LoadService {
         return this.answer(existing, { replayed: true })
       }
       const { urn, amount, ...otp } = req
+      await renew()
       const res = await this.gateway.generateOtp({ ...otp, amount })
       if (res.kind === 'failed') return { merchantReferenceNo: ref, urn, amount: String(amount), ...failedAnswer(res) }
       const now = this.clock()
@@ -107,17 +107,18 @@ export class LoadService {
         createdAtMs: now,
         updatedAtMs: now
       }
-      await this.store.putLifecycle('load', ref, record)
+      await saveRevised(this.store, 'load', ref, null, record)
       return this.answer(record, res.kind === 'ok' && res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
     }, this.lockTtlMs)
   }
 
   /** POST /v1/loads/:ref/otp/resend: a new OTP (earlier ones stop working). */
   async resend (ref: string, contact: { mobileNumber?: string, email?: string }): Promise<LoadAnswer> {
-    return await withLock(this.store, 'load', ref, async () => {
+    return await withLock(this.store, 'load', ref, async (renew) => {
       const r = await this.store.getLifecycle<LoadRecord>('load', ref)
       if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
       if (!['OTP_SENT', 'OTP_INVALID', 'OTP_EXPIRED'].includes(r.status)) return this.answer(r, { replayed: true })
+      await renew()
       const res = await this.gateway.resendOtp({ merchantReferenceNo: ref, ...contact })
       if (res.kind === 'failed') return this.answer(r, failedAnswer(res))
       if (res.kind === 'declined') return this.answer(await this.save(r, { status: otpStatus(res), upstream: upstreamOf(res) }))
@@ -131,7 +132,7 @@ export class LoadService {
    * so a retry after any failure (or a crash) resumes where it stopped and credits exactly once.
    */
   async verify (ref: string, otp: string): Promise<LoadAnswer> {
-    return await withLock(this.store, 'load', ref, async () => {
+    return await withLock(this.store, 'load', ref, async (renew) => {
       let r = await this.store.getLifecycle<LoadRecord>('load', ref)
       if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
       if (FINAL.has(r.status)) return this.answer(r, { replayed: true })
@@ -139,6 +140,7 @@ export class LoadService {
       if (pgTransactionId === null) throw new LifecycleConflict('WRONG_STATE', `load ${ref} has no gateway transaction to verify`)
 
       if (r.status === 'OTP_SENT' || r.status === 'OTP_INVALID' || r.status === 'OTP_EXPIRED') {
+        await renew()
         const v = await this.gateway.verifyOtp({ merchantReferenceNo: ref, pgTransactionId, otp })
         if (v.kind === 'failed') return this.answer(r, failedAnswer(v))
         if (v.kind === 'declined') return this.answer(await this.save(r, { status: otpStatus(v), upstream: upstreamOf(v) }))
@@ -146,9 +148,15 @@ export class LoadService {
       }
 
       if (r.status === 'OTP_VERIFIED') {
+        await renew()
         const a = await this.gateway.authorize({ merchantReferenceNo: ref, pgTransactionId })
         if (a.kind === 'failed') return this.answer(r, failedAnswer(a))
         if (a.kind === 'declined' && a.previously !== 'authorized') {
+          // a system error, a code outside the table or a non-2xx may come after the issuer approved (91:
+          // it answered late): the load stays OTP_VERIFIED, and the repeat's authorize hears 96 PREVIOUSLY
+          // AUTHORIZED if the card was charged
+          const unsure = a.previously === 'declined' ? null : uncertainDecline(a)
+          if (unsure !== null) return this.answer(r, failedAnswer(unsure))
           return this.answer(await this.save(r, { status: 'DECLINED', upstream: upstreamOf(a) }))
         }
         // approved now, or a repeat of an authorize that had been approved before we recorded it

@@ -53,22 +53,45 @@ export class LifecycleNotFound extends ExtauthError<'LOAD_NOT_FOUND' | 'TRANSFER
  */
 export { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from '../adapters/config.js'
 
+/** Restarts the held lock's ttl; rejects IN_PROGRESS when the lock was lost (expired, taken by another call). */
+export type RenewLock = () => Promise<void>
+
 /**
  * Upstream calls of one reference never overlap: a second caller is told to retry. The lock carries a
  * random owner token and is released only by its owner, so a holder that outlived its lock cannot release
- * the lock a later caller took since.
+ * the lock a later caller took since. `fn` renews the lock before each upstream call, so a call that
+ * lost it stops before asking anyone; a call that outlives it during one upstream call is stopped by the
+ * records' revisions (putLifecycle's compare-and-set) instead.
  */
 export async function withLock<T> (
-  store: Store, kind: LifecycleKind, id: string, fn: () => Promise<T>, ttlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+  store: Store, kind: LifecycleKind, id: string, fn: (renew: RenewLock) => Promise<T>, ttlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
 ): Promise<T> {
   const owner = randomUUID()
   if (!await store.lockLifecycle(kind, id, ttlMs, owner)) {
     throw new LifecycleConflict('IN_PROGRESS', `another call for ${kind} ${id} is in progress; retry`)
   }
+  const renew: RenewLock = async () => {
+    if (!await store.renewLifecycleLock(kind, id, ttlMs, owner)) {
+      throw new LifecycleConflict('IN_PROGRESS', `the lock of ${kind} ${id} was lost to another call; retry`)
+    }
+  }
   try {
-    return await fn()
+    return await fn(renew)
   } finally {
     // a lock that cannot be released now expires on its own; the call's own outcome is what the caller needs
     await store.unlockLifecycle(kind, id, owner).catch(() => false)
   }
+}
+
+/** A record kept by revision: every save is a compare-and-set on `rev` (0 for a record saved before revisions). */
+export interface Revised {
+  rev?: number
+}
+
+/** Saves `next` over `prev` (null: a new record) only if the stored record is still `prev`. */
+export async function saveRevised<T extends Revised> (store: Store, kind: LifecycleKind, id: string, prev: T | null, next: T): Promise<T> {
+  const expected = prev === null ? 0 : prev.rev ?? 0
+  const value = { ...next, rev: expected + 1 }
+  await store.putLifecycle(kind, id, value, expected)
+  return value
 }

@@ -1,18 +1,22 @@
 // Pre-auth capture and cancellation through the gateway. No balance changes here: the hold was taken by the
 // authorization decision; the outcome is recorded per (pgTransactionId, action) so a repeat is a replay.
+// The call is recorded (PENDING) before the gateway is asked, so a repeat after a lost answer knows it
+// asked and asks again: the gateway answers a repeat of a call it approved with 96 PREVIOUSLY AUTHORIZED.
 import type { GatewayAdapter } from '../adapters/gateway.js'
+import { uncertainDecline } from '../adapters/result.js'
 import type { Store } from '../store/types.js'
-import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, withLock, type LifecycleAnswer, type Upstream } from './outcome.js'
+import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, saveRevised, withLock, type LifecycleAnswer, type Revised, type Upstream } from './outcome.js'
 
 export type PreAuthAction = 'capture' | 'cancel'
 
-interface PreAuthRecord {
+interface PreAuthRecord extends Revised {
   pgTransactionId: string
   action: PreAuthAction
   merchantReferenceNo: string
   amount: string | null
-  status: 'CAPTURED' | 'CANCELLED' | 'DECLINED'
-  upstream: Upstream
+  /** PENDING: asked (or about to be), no certain answer yet */
+  status: 'PENDING' | 'CAPTURED' | 'CANCELLED' | 'DECLINED'
+  upstream: Upstream | null
   atMs: number
 }
 
@@ -29,27 +33,37 @@ export class PreAuthService {
 
   async run (action: PreAuthAction, pgTransactionId: string, merchantReferenceNo: string, amount: number | null): Promise<PreAuthAnswer> {
     const id = `${pgTransactionId}:${action}`
-    return await withLock(this.store, 'preauth', id, async () => {
-      const prior = await this.store.getLifecycle<PreAuthRecord>('preauth', id)
+    return await withLock(this.store, 'preauth', id, async (renew) => {
+      let r = await this.store.getLifecycle<PreAuthRecord>('preauth', id)
       const base = { pgTransactionId, action, merchantReferenceNo }
-      if (prior !== null) {
-        if (prior.merchantReferenceNo !== merchantReferenceNo || prior.amount !== (amount === null ? null : String(amount))) {
+      if (r !== null) {
+        if (r.merchantReferenceNo !== merchantReferenceNo || r.amount !== (amount === null ? null : String(amount))) {
           throw new LifecycleConflict('REFERENCE_CONFLICT', `${action} of ${pgTransactionId} was already asked with other values`)
         }
-        return { ...base, status: prior.status, upstream: prior.upstream, replayed: true }
+        if (r.status !== 'PENDING') return { ...base, status: r.status, upstream: r.upstream, replayed: true }
+      } else {
+        r = await saveRevised<PreAuthRecord>(this.store, 'preauth', id, null, {
+          ...base, amount: amount === null ? null : String(amount), status: 'PENDING', upstream: null, atMs: this.clock()
+        })
       }
       const input = { merchantReferenceNo, pgTransactionId, ...(amount !== null ? { amount } : {}) }
+      await renew()
       const res = action === 'capture' ? await this.gateway.preAuthCompletion(input) : await this.gateway.preAuthCancellation(input)
       if (res.kind === 'failed') return { ...base, ...failedAnswer(res) }
-      const record: PreAuthRecord = {
-        ...base,
-        amount: amount === null ? null : String(amount),
-        status: res.kind === 'ok' ? (action === 'capture' ? 'CAPTURED' : 'CANCELLED') : 'DECLINED',
-        upstream: res.kind === 'ok' ? { code: '00', description: `status ${res.status ?? '50020'}` } : { code: res.code, description: res.description },
-        atMs: this.clock()
+      const done = action === 'capture' ? 'CAPTURED' : 'CANCELLED'
+      let status: PreAuthRecord['status'] = done
+      if (res.kind === 'declined') {
+        // 96 PREVIOUSLY AUTHORIZED: an earlier ask went through and its answer was lost
+        if (res.previously === 'authorized') status = done
+        else {
+          const unsure = res.previously === 'declined' ? null : uncertainDecline(res)
+          if (unsure !== null) return { ...base, ...failedAnswer(unsure) }
+          status = 'DECLINED'
+        }
       }
-      await this.store.putLifecycle('preauth', id, record)
-      return { ...base, status: record.status, upstream: record.upstream }
+      const upstream = res.kind === 'ok' ? { code: '00', description: `status ${res.status ?? '50020'}` } : { code: res.code, description: res.description }
+      r = await saveRevised(this.store, 'preauth', id, r, { ...r, status, upstream, atMs: this.clock() })
+      return { ...base, status: r.status as PreAuthAnswer['status'], upstream: r.upstream }
     }, this.lockTtlMs)
   }
 }

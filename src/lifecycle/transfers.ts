@@ -4,7 +4,7 @@
 import type { PrepaidAdapter } from '../adapters/prepaid.js'
 import type { Store } from '../store/types.js'
 import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
-import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleNotFound } from './outcome.js'
+import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound } from './outcome.js'
 
 export interface TransferRequest {
   clientTxnId: string
@@ -53,15 +53,18 @@ export class TransferService {
 
   async transfer (req: TransferRequest): Promise<TransferAnswer> {
     const id = req.clientTxnId
-    return await this.moves.locked(id, async () => {
+    return await this.moves.locked(id, async (renew) => {
       const fingerprint = fingerprintOf([req.fromUrn, req.toUrn, req.amount, req.fromAccountNumber, req.toAccountNumber])
       let r = await this.moves.find(id)
       if (r !== null) this.moves.conflict(r, fingerprint)
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
+        await this.moves.refuseOtherKind(id)
         const [from, to] = await Promise.all([this.store.getCustomer(req.fromUrn), this.store.getCustomer(req.toUrn)])
         if (from === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.fromUrn}`)
         if (to === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.toUrn}`)
+        // a blocked or closed customer spends nothing; a call already under way still settles
+        if (from.status !== 'ACTIVE') throw new LifecycleConflict('WRONG_STATE', `customer ${req.fromUrn} is ${from.status}`)
         r = await this.moves.create({ clientTxnId: id, fromUrn: req.fromUrn, toUrn: req.toUrn, amount: String(req.amount), fingerprint }, { urn: req.fromUrn, amount: req.amount })
       }
       const input = {
@@ -72,6 +75,7 @@ export class TransferService {
         ...(req.extra !== undefined ? { extra: req.extra } : {})
       }
       const out = await this.moves.advance(r, {
+        renew,
         send: async () => await this.prepaid.sendTransfer(input),
         read: async (token) => await this.prepaid.readTransfer(token, id),
         complete: async (t) => { await this.store.credit(t.toUrn, Number(t.amount), TransferService.creditReference(id)) }

@@ -76,13 +76,16 @@ export class UnloadService {
     const id = req.clientTxnId
     const { urn: _u, ...checked } = req
     checkUnload({ ...checked, customerId: req.customerId ?? 'unknown' })
-    return await this.moves.locked(id, async () => {
+    return await this.moves.locked(id, async (renew) => {
       let r = await this.moves.find(id)
       if (r !== null) this.moves.conflict(r, fingerprint(req))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
+        await this.moves.refuseOtherKind(id)
         const customer = await this.store.getCustomer(req.urn)
         if (customer === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
+        // a blocked or closed customer spends nothing; a call already under way still settles
+        if (customer.status !== 'ACTIVE') throw new LifecycleConflict('WRONG_STATE', `customer ${req.urn} is ${customer.status}`)
         const customerId = req.customerId ?? customer.customerId
         if (customerId === null) {
           throw new LifecycleConflict('WRONG_STATE', `customer ${req.urn} has no customerId recorded: set it, or send customerId`)
@@ -94,6 +97,7 @@ export class UnloadService {
       const { urn: _urn, ...fields } = req
       const input: UnloadInput = { ...fields, customerId: r.customerId, requestDateTime: new Date(r.requestDateTimeMs) }
       const out = await this.moves.advance(r, {
+        renew,
         send: async () => await this.prepaid.sendUnload(input),
         read: async (token) => await this.prepaid.readUnload(token, id),
         // the hold is the unload's debit: nothing else moves here

@@ -403,6 +403,33 @@ return 0
 `
 
 /**
+ * Restart a lifecycle lock's ttl only if the caller still owns it.
+ * KEYS[1] lock key  ARGV[1] owner token  ARGV[2] ttl ms
+ */
+export const RENEW_LIFECYCLE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`
+
+/**
+ * Write a lifecycle record only if the stored one is at the expected revision (its JSON field \`rev\`; 0
+ * when absent or without one), so a call that outlived its lock cannot overwrite a newer call's record.
+ * KEYS[1] record key  ARGV[1] new JSON  ARGV[2] expected revision  ARGV[3] ttl seconds
+ * Returns 1 when written, 0 when the stored revision differs
+ */
+export const PUT_LIFECYCLE_CAS_LUA = `
+local cur = redis.call('GET', KEYS[1])
+local rev = 0
+if cur then
+  local ok, rec = pcall(cjson.decode, cur)
+  if ok and type(rec) == 'table' and type(rec.rev) == 'number' then rev = rec.rev end
+end
+if rev ~= tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+return 1
+`
+
+/**
  * Read, and with field/value pairs also change, the card's own controls. Returns the settings before and
  * after, so the change can be reported with both. A card must be registered to carry controls.
  * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the card's own controls (hash `kind|field`)

@@ -1,6 +1,6 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
-import { ERR_STORE_NOT_DONE, reject } from '../errors.js'
+import { ERR_STORE_NOT_DONE, LifecycleStale, reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
 import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
@@ -412,8 +412,13 @@ export class MemoryStore implements Store {
     return e === undefined ? null : JSON.parse(e.value) as T
   }
 
-  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void> {
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void> {
     this.assertOpen()
+    if (expectedRev !== undefined) {
+      const e = this.live(this.keys.lifecycle(kind, id))
+      const rev = e === undefined ? 0 : (JSON.parse(e.value) as { rev?: unknown }).rev
+      if ((typeof rev === 'number' ? rev : 0) !== expectedRev) throw new LifecycleStale(`${kind} ${id} changed since it was read`)
+    }
     this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
   }
 
@@ -422,6 +427,14 @@ export class MemoryStore implements Store {
     const key = this.keys.lifecycleLock(kind, id)
     if (this.live(key) !== undefined) return false
     this.lifecycle.set(key, { value: owner, expiresAtMs: this.clock() + ttlMs })
+    return true
+  }
+
+  async renewLifecycleLock (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
+    this.assertOpen()
+    const e = this.live(this.keys.lifecycleLock(kind, id))
+    if (e?.value !== owner) return false
+    e.expiresAtMs = this.clock() + ttlMs
     return true
   }
 

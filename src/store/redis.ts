@@ -1,10 +1,10 @@
 // The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
-import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
+import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, LifecycleStale, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
-import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA } from './lua.js'
+import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_CAS_LUA } from './lua.js'
 import type { ControlEntries, ControlsInput } from '../controls/types.js'
 import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
@@ -391,8 +391,19 @@ export class RedisStore implements Store {
     return raw === null ? null : JSON.parse(raw) as T
   }
 
-  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void> {
-    await this.client.set(this.keys.lifecycle(kind, id), JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void> {
+    const key = this.keys.lifecycle(kind, id)
+    if (expectedRev === undefined) {
+      await this.client.set(key, JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
+      return
+    }
+    if (await this.client.eval(PUT_LIFECYCLE_CAS_LUA, 1, key, JSON.stringify(value), expectedRev, LIFECYCLE_TTL_SECONDS) !== 1) {
+      throw new LifecycleStale(`${kind} ${id} changed since it was read`)
+    }
+  }
+
+  async renewLifecycleLock (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
+    return await this.client.eval(RENEW_LIFECYCLE_LUA, 1, this.keys.lifecycleLock(kind, id), owner, ttlMs) === 1
   }
 
   async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {

@@ -177,9 +177,16 @@ export interface Store {
   /** stores `value` unless a record exists; returns the record that is there afterwards */
   createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
   getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null>
-  putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void>
+  /**
+   * Replaces the record. With `expectedRev` it is a compare-and-set: the record is written only if the
+   * stored one's `rev` (0 when absent, or when it has none) is `expectedRev`; otherwise it rejects with
+   * LifecycleStale and changes nothing. The caller puts the next revision in `value.rev`.
+   */
+  putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void>
   /** a short exclusive lock on one lifecycle reference, held by `owner`; false when someone else holds it */
   lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean>
+  /** restarts the lock's ttl only if `owner` still holds it; false when it does not (expired, or taken since) */
+  renewLifecycleLock (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean>
   /** releases the lock only if `owner` still holds it; true when it did */
   unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean>
   /** the card's own control settings (not the defaults); rejects CUSTOMER_NOT_FOUND, CARD_NOT_FOUND */

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { storeContract, authInput, urnFor } from './contract.js'
 import { boundaryContract, latestAttemptContract } from './contract-boundaries.js'
+import { lifecycleContract } from './lifecycle-contract.js'
 import type { Redis } from 'ioredis'
 import { privateRedis, sharedRedisStore } from '../helpers/redis.js'
 import { monitorScripts } from '../helpers/script-monitor.js'
@@ -12,6 +13,7 @@ import type { ControlsInput } from '../../src/controls/types.js'
 storeContract(t, async (t) => await sharedRedisStore(t))
 boundaryContract(t, async (t) => await sharedRedisStore(t))
 latestAttemptContract(t, async (t) => await sharedRedisStore(t))
+lifecycleContract(t, async (t) => await sharedRedisStore(t))
 
 t.test('decisions are kept at least 7 days', async (t) => {
   const store = await sharedRedisStore(t)

@@ -1,0 +1,61 @@
+// The lifecycle part of the store contract: revisions (compare-and-set saves) and lock renewal, on every
+// store (memory.test.ts, redis.test.ts).
+import { randomUUID } from 'node:crypto'
+import type { Test } from 'tap'
+import type { Store } from '../../src/store/types.js'
+import { LifecycleStale } from '../../src/errors.js'
+
+type MakeStore = (t: Test) => Promise<Store>
+
+export function lifecycleContract (t: Test, make: MakeStore): void {
+  t.test('lifecycle saves with an expected revision are compare-and-set', async (t) => {
+    const store = await make(t)
+    const id = `R${randomUUID()}`
+    await store.putLifecycle('transfer', id, { rev: 1, n: 1 }, 0)
+    await t.rejects(store.putLifecycle('transfer', id, { rev: 1, n: 'again' }, 0), LifecycleStale, 'a second creation is refused')
+    await store.putLifecycle('transfer', id, { rev: 2, n: 2 }, 1)
+    await t.rejects(store.putLifecycle('transfer', id, { rev: 2, n: 'stale' }, 1), { code: 'EXTAUTH_ERR_IN_PROGRESS' }, 'a save over an older revision is refused')
+    await t.rejects(store.putLifecycle('transfer', id, { rev: 4, n: 'ahead' }, 3), LifecycleStale, 'and over one not reached yet')
+    t.same(await store.getLifecycle('transfer', id), { rev: 2, n: 2 }, 'the refused saves changed nothing')
+    await t.rejects(store.putLifecycle('load', id, { rev: 2 }, 1), LifecycleStale, 'an absent record is at revision 0')
+    t.equal(await store.getLifecycle('load', id), null)
+  })
+
+  t.test('a record saved without a revision counts as revision 0', async (t) => {
+    const store = await make(t)
+    const id = `R${randomUUID()}`
+    await store.putLifecycle('load', id, { status: 'OTP_SENT' })
+    await t.rejects(store.putLifecycle('load', id, { status: 'X', rev: 2 }, 1), LifecycleStale)
+    await store.putLifecycle('load', id, { status: 'OTP_VERIFIED', rev: 1 }, 0)
+    t.same(await store.getLifecycle('load', id), { status: 'OTP_VERIFIED', rev: 1 })
+  })
+
+  t.test('a lifecycle lock is renewed only by its owner, and only while it holds it', async (t) => {
+    const store = await make(t)
+    const id = `R${randomUUID()}`
+    t.equal(await store.renewLifecycleLock('transfer', id, 5000, 'a'), false, 'no lock: nothing to renew')
+    t.equal(await store.lockLifecycle('transfer', id, 5000, 'a'), true)
+    t.equal(await store.renewLifecycleLock('transfer', id, 5000, 'b'), false, 'not the owner')
+    t.equal(await store.renewLifecycleLock('transfer', id, 60_000, 'a'), true)
+    t.equal(await store.lockLifecycle('transfer', id, 5000, 'b'), false, 'still held')
+    t.equal(await store.unlockLifecycle('transfer', id, 'a'), true)
+    t.equal(await store.renewLifecycleLock('transfer', id, 5000, 'a'), false, 'released: nothing to renew')
+  })
+
+  t.test('a renewed lock outlives its first ttl', async (t) => {
+    const store = await make(t)
+    const id = `R${randomUUID()}`
+    t.equal(await store.lockLifecycle('transfer', id, 1, 'short'), true)
+    // wait for the 1 ms lock to expire (a free lock can be taken), then show a renewed one cannot be
+    let taken = false
+    for (let i = 0; i < 500 && !taken; i++) {
+      taken = await store.lockLifecycle('transfer', id, 60_000, 'x')
+      if (!taken) await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    t.ok(taken, 'the 1 ms lock expired')
+    t.equal(await store.renewLifecycleLock('transfer', id, 1, 'short'), false, 'an expired lock is not renewed by its old owner')
+    t.equal(await store.renewLifecycleLock('transfer', id, 60_000, 'x'), true)
+    t.equal(await store.lockLifecycle('transfer', id, 5000, 'y'), false)
+    await store.unlockLifecycle('transfer', id, 'x')
+  })
+}
