@@ -145,6 +145,13 @@ export interface MoneyOpResult {
   available: number
 }
 
+/** The event a credit or debit writes instead of funds.credited / funds.debited. */
+export interface MoneyEvent {
+  type: 'load.completed' | 'transfer.completed' | 'unload.completed' | 'funds.credited' | 'funds.debited'
+  /** strings only: the lifecycle's references (never a secret) */
+  details?: Record<string, string>
+}
+
 export interface ReversalResult {
   replayed: boolean
   released: number
@@ -161,11 +168,12 @@ export interface Store {
   putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer>
   putCard (urn: string, last4: string, status: CardStatus): Promise<Customer>
   getCustomer (urn: string): Promise<Customer | null>
-  credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult>
-  debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult>
+  /** `event` names the operation this money movement completes (its event type and details) */
+  credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult>
+  debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult>
   getDecision (urn: string, reference: string): Promise<DecisionRecord | null>
   reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult>
-  /** the approvals recorded in the decision stream of this urn's bucket (for audits and tests) */
+  /** the undelivered events of this urn's bucket, flattened (for audits and tests; see outbox-entry.ts) */
   readDecisionStream (urn: string, count?: number): Promise<Array<Record<string, string>>>
   /** stores `value` unless a record exists; returns the record that is there afterwards */
   createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
@@ -207,5 +215,11 @@ export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
  * (a DST change), and an hour more covers clock skew between instances.
  */
 export const CONTROL_DAILY_RETAIN_MS = 26 * 3600 * 1000
-/** Per-bucket cap of the decision stream (approximate trimming). */
-export const DECISION_STREAM_MAXLEN = 1000
+/**
+ * EVENTS_BACKLOG_MAX: undelivered events kept in all; each bucket's stream holds its share. Past it the
+ * oldest are dropped (and counted): a bound on Redis memory while the receiver is down.
+ */
+export const EVENTS_BACKLOG_MAX_DEFAULT = 1_000_000
+export function backlogPerBucket (total: number): number {
+  return Math.max(1, Math.ceil(total / 1024))
+}
