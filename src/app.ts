@@ -12,6 +12,8 @@ import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-rou
 import { systemTimers, type Timers } from './decision/deadline.js'
 import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
+import { eventsRoutes } from './http/events-routes.js'
+import type { Relay } from './events/relay.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
 import { controlsRoutes } from './http/controls-routes.js'
@@ -29,6 +31,8 @@ export interface AppDeps {
   timers?: Timers
   /** the card-lifecycle services of the configured adapters (README "Card lifecycle API") */
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
+  /** the events relay, when WEBHOOK_URL is set (its parked events are served on the admin listener) */
+  events?: Relay
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
 }
@@ -146,6 +150,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
     await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
+    await eventsRoutes(scope, { ...(deps.events !== undefined ? { relay: deps.events } : {}) })
     if (extra !== undefined) await extra(scope)
   })
   return app

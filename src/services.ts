@@ -20,6 +20,7 @@ import { TransferService } from './lifecycle/transfers.js'
 import { UnloadService } from './lifecycle/unloads.js'
 import { PreAuthService } from './lifecycle/preauths.js'
 import { riskLookupFrom } from './lifecycle/risk-lookup.js'
+import { startEvents } from './events/start.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
@@ -29,7 +30,7 @@ export interface Services extends AppDeps {
 export async function createStore (config: Config, log: Logger): Promise<Store> {
   if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
-    return new MemoryStore({ retentionMs: config.decisionRetentionMs })
+    return new MemoryStore({ retentionMs: config.decisionRetentionMs, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
@@ -40,7 +41,7 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
   client.on('ready', () => { wasReady = true; log.info('redis ready') })
   client.on('end', () => { if (wasReady) log.warn('redis connection ended') })
   client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
   try {
     await store.connect()
   } catch (err) {
@@ -68,6 +69,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
   await rulesManager.start()
   if (config.rulesWatch) rulesManager.watch()
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
+  const events = startEvents(config, store, metrics, log)
   compensator.recover()
   const lifecycle = { shuttingDown: false }
   const a = config.adapters
@@ -82,6 +84,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     compensator,
     lifecycle,
     rulesManager,
+    ...(events !== undefined ? { events: events.relay } : {}),
     cardLifecycle: {
       ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
       ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
@@ -97,6 +100,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     close: async () => {
       rulesManager.close()
       await compensator.drain(Math.min(config.graceMs, 5000))
+      await events?.stop()
       await store.close()
       await Promise.all([gateway?.close(), risk?.close(), prepaid?.close()])
     }
