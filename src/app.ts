@@ -13,6 +13,8 @@ import { systemTimers, type Timers } from './decision/deadline.js'
 import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { eventsRoutes } from './http/events-routes.js'
+import { journalRoutes } from './http/journal-routes.js'
+import { journalFor } from './journal/for-store.js'
 import type { Relay } from './events/relay.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
@@ -151,6 +153,8 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
     await eventsRoutes(scope, { ...(deps.events !== undefined ? { relay: deps.events } : {}) })
+    const journal = journalFor(deps.store)
+    if (journal !== null) await journalRoutes(scope, { journal })
     if (extra !== undefined) await extra(scope)
   })
   return app

@@ -67,6 +67,13 @@ export function fingerprintOf (debitAmount: number, last4: string): string {
 }
 
 
+/** The request's fields as received, for the journal: strings only (no secret exists in the request). */
+function requestFields (req: AuthRequest): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(req)) if (typeof v === 'string') out[k] = v
+  return out
+}
+
 export async function decide (req: AuthRequest, ctx: DecideContext, deps: DecisionDeps): Promise<Decision> {
   const clock = deps.clock ?? Date.now
   const rules = deps.rules()
@@ -105,6 +112,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
       transactionAmount: req.transactionAmount,
       currencyCode: req.currencyCode ?? deps.defaultCurrency ?? '',
       channel: req.channel,
+      request: requestFields(req),
       ...(ev.decline !== null ? { decline: ev.decline } : {}),
       ...(ev.limits.length > 0 ? { limits: ev.limits.map((l) => ({ ruleId: l.ruleId, mode: l.mode, values: l.values })) } : {}),
       ...(risk !== null ? { risk } : {})

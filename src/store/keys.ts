@@ -37,6 +37,10 @@ export class Keys {
   stream (urn: string): string { return this.bucketStream(bucketOf(urn)) }
   /** the bucket's outbox: its events in order (docs/api/events.md) */
   bucketStream (bucket: number): string { return `${this.prefix}{b${bucket}}:s` }
+  /** the bucket's journal index: `<urn>:<reference>` parts scored by arrival (see `journal` in lua.ts) */
+  journalIndex (bucket: number): string { return `${this.bucketStream(bucket)}:j` }
+  /** the decision key of a journal index member */
+  decisionOf (bucket: number, member: string): string { return `${this.prefix}{b${bucket}}:d:${member}` }
   /** which instance's relay sends the bucket's events now */
   relayLease (bucket: number): string { return `${this.prefix}{b${bucket}}:relay` }
   /** events that could not be delivered, parked for an operator (one hash, any slot) */

@@ -38,6 +38,13 @@ local function emit (stream, backlogMax, etype, urn, data, extra)
     if dropped > 0 then redis.call('INCRBY', stream .. ':dropped', dropped) end
   end
 end
+-- The journal's time index of the bucket: member '<urn>:<reference>' (the decision key's tail), scored by
+-- arrival; entries past the retention are dropped on the way. A key derived from the stream's, same slot.
+local function journal (stream, member, arrivedMs, keepS)
+  local key = stream .. ':j'
+  redis.call('ZADD', key, arrivedMs, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(arrivedMs - tonumber(keepS) * 1000))
+end
 local function storeNowMs ()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -98,6 +105,8 @@ local cb = 16 + n * 7
 local ck = 5 + n
 local m = tonumber(ARGV[cb] or '0') or 0
 local controlHit = nil
+-- what the decision saw, for the journal (docs/operations/finding-a-decision.md); amounts as strings
+local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null, controlsSeen = cjson.null }
 local function checkControls ()
   local fields = {}
   for j = 1, m do
@@ -117,6 +126,8 @@ local function checkControls ()
     end
     ctl[j] = { kind = ARGV[b], enabled = pick(1, ARGV[b + 1]), per = pick(2, ARGV[b + 2]), daily = pick(3, ARGV[b + 3]) }
   end
+  seen.controlsSeen = {}
+  for j = 1, m do seen.controlsSeen[ctl[j].kind] = { e = ctl[j].enabled, p = ctl[j].per, d = ctl[j].daily } end
   for j = 1, m do
     if ctl[j].enabled ~= '1' then
       controlHit = { control = ctl[j].kind, check = 'enabled', debit = ARGV[4] }
@@ -145,10 +156,12 @@ if not cust[1] then
   code, reason = '14', 'unknown_urn'
 else
   available = tonumber(cust[2]) or 0
+  seen.customerStatus = cust[1]
   if cust[1] == 'BLOCKED' then code, reason = '05', 'customer_blocked'
   elseif cust[1] == 'CLOSED' then code, reason = '05', 'customer_closed'
   else
     local card = redis.call('HGET', KEYS[2], ARGV[3])
+    if card then seen.cardStatus = card end
     if card == 'LOST' then code, reason = '41', 'card_lost'
     elseif card == 'STOLEN' then code, reason = '43', 'card_stolen'
     elseif card == 'BLOCKED' then code, reason = '05', 'card_blocked'
@@ -179,10 +192,16 @@ if code == '00' then
         table.insert(shadowHits, ARGV[b + 7])
       elseif code == '00' then
         code, reason, ruleId = ARGV[b + 6], 'limit', ARGV[b + 7]
+        local before = used - debit
+        if ARGV[b + 2] == 'count' then before = used - 1 end
+        seen.limitSeen = { ruleId = ARGV[b + 7], usedBefore = fmt(before), max = ARGV[b + 5] }
       end
     end
   end
-  if code == '00' and debit > available then code, reason = '51', 'insufficient_funds' end
+  if code == '00' and debit > available then
+    code, reason = '51', 'insufficient_funds'
+    seen.availableSeen = fmt(available)
+  end
 end
 
 local storeNow = storeNowMs()
@@ -235,7 +254,9 @@ local rec = {
 }
 rec.controlEntries = controlEntries
 rec.control = controlHit or cjson.null
+for k, v in pairs(seen) do rec[k] = v end
 redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', ARGV[10])
+journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[10])
 local avail = ''
 if available then avail = fmt(available) end
 emit(KEYS[4], ARGV[11], 'decision.created', ARGV[2], {
@@ -272,6 +293,7 @@ if not existing then
     answeredOnDeadline = true, decidedCode = cjson.null, reversal = cjson.null, meta = cjson.null
   }
   redis.call('SET', KEYS[2], cjson.encode(rec), 'EX', ARGV[8])
+  journal(KEYS[3], string.match(KEYS[2], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[8])
   -- the guard answered 05 before anything was decided: that answer is the decision
   emit(KEYS[3], ARGV[9], 'decision.created', ARGV[2], {
     reference = ARGV[1], last4 = ARGV[5], code = '05', reason = 'deadline', ruleId = cjson.null, control = cjson.null,

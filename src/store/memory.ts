@@ -130,6 +130,10 @@ export class MemoryStore implements Store {
     let ruleId: string | null = null
     let controlHit: ControlHit | null = null
     const cust = this.customers.get(urn)
+    // what the decision saw, for the journal (as the authorize script keeps it)
+    const seen: Pick<DecisionRecord, 'customerStatus' | 'cardStatus' | 'availableSeen' | 'limitSeen' | 'controlsSeen'> = {
+      customerStatus: cust?.status ?? null, cardStatus: null, availableSeen: null, limitSeen: null, controlsSeen: null
+    }
     if (cust === undefined) {
       code = '14'; reason = 'unknown_urn'
     } else if (cust.status === 'BLOCKED') {
@@ -138,8 +142,9 @@ export class MemoryStore implements Store {
       code = '05'; reason = 'customer_closed'
     } else {
       const card = cust.cards.get(last4)
+      seen.cardStatus = card ?? null
       if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && cust.cards.size > 0) { code = '14'; reason = 'card_unknown' } else {
-        controlHit = this.checkControls(urn, last4, debit, input.controls)
+        controlHit = this.checkControls(urn, last4, debit, input.controls, seen)
         if (controlHit !== null) {
           code = controlHit.check === 'enabled' ? '05' : '61'
           reason = controlHit.check === 'enabled' ? 'control_off' : 'control_limit'
@@ -157,10 +162,13 @@ export class MemoryStore implements Store {
           : entries.reduce((sum, e) => sum + Number(e.member.slice(0, e.member.indexOf('|'))), debit)
         if (used > l.max) {
           if (l.mode === 'shadow') shadowLimitHits.push(l.ruleId)
-          else if (code === '00') { code = l.code; reason = 'limit'; ruleId = l.ruleId }
+          else if (code === '00') {
+            code = l.code; reason = 'limit'; ruleId = l.ruleId
+            seen.limitSeen = { ruleId: l.ruleId, usedBefore: String(used - (l.measure === 'count' ? 1 : debit)), max: String(l.max) }
+          }
         }
       })
-      if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds' }
+      if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds'; seen.availableSeen = String((cust as CustomerState).available) }
     }
 
     const storeNow = this.clock()
@@ -198,7 +206,7 @@ export class MemoryStore implements Store {
       debit: String(debit), held: String(held), released: '0', fingerprint: input.fingerprint,
       shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
       answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta,
-      controlEntries, control: controlHit
+      controlEntries, control: controlHit, ...seen
     }, decisionTtlMs(this.retentionMs, input.limits))
     this.emit(urn, 'decision.created', {
       reference, last4, code, reason, ruleId, control: controlHit, debit: String(debit), held: String(held),
@@ -260,7 +268,7 @@ export class MemoryStore implements Store {
   }
 
   /** the first control that declines (every off control before any limit), as the authorize script */
-  private checkControls (urn: string, last4: string, debit: number, controls: ControlsInput | undefined): ControlHit | null {
+  private checkControls (urn: string, last4: string, debit: number, controls: ControlsInput | undefined, seen: Pick<DecisionRecord, 'controlsSeen'>): ControlHit | null {
     if (controls === undefined || controls.defaults.length === 0) return null
     const own = this.controlSettings.get(this.keys.cardControls(urn, last4))
     const ctl = controls.defaults.map((d) => {
@@ -268,6 +276,7 @@ export class MemoryStore implements Store {
       const pick = (field: string, def: string): string => own?.get(`${kind}|${field}`) ?? def
       return { kind: d.kind, enabled: pick('enabled', enabled), per: pick('perTransactionMax', per), daily: pick('dailyMax', daily) }
     })
+    seen.controlsSeen = Object.fromEntries(ctl.map((c) => [c.kind, { e: c.enabled, p: c.per, d: c.daily }]))
     for (const c of ctl) {
       if (c.enabled !== '1') return { control: c.kind, check: 'enabled', debit }
     }
@@ -383,6 +392,18 @@ export class MemoryStore implements Store {
     if (rec === undefined) return null
     const { reversalRequested: _, ...pub } = structuredClone(rec)
     return { ...normalizeRecord(pub as unknown as Record<string, unknown>), expiresAtMs: this.decisions.get(key)?.expiresAtMs ?? null }
+  }
+
+  /** every live decision (the journal of the embedded store) */
+  decisionRecords (): DecisionRecord[] {
+    const out: DecisionRecord[] = []
+    for (const key of [...this.decisions.keys()]) {
+      const rec = this.getRecord(key)
+      if (rec === undefined) continue
+      const { reversalRequested: _, ...pub } = structuredClone(rec)
+      out.push(normalizeRecord(pub as unknown as Record<string, unknown>))
+    }
+    return out
   }
 
   async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {

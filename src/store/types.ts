@@ -59,6 +59,8 @@ export interface DecisionMeta {
   currencyCode: string
   channel: string
   risk?: unknown
+  /** the request's fields as received (strings; no secret exists in it: last four digits only) */
+  request?: Record<string, string>
 }
 
 export interface AuthorizeResult {
@@ -105,6 +107,15 @@ export interface DecisionRecord {
   controlEntries: Array<[string, string]>
   /** the card control that declined, with the values it saw */
   control: ControlHit | null
+  /** what the store saw when it decided (absent on records written before these were kept) */
+  customerStatus?: string | null
+  cardStatus?: string | null
+  /** for 51: the available balance it saw */
+  availableSeen?: string | null
+  /** for a limit decline: the window's use before this transaction and its max */
+  limitSeen?: { ruleId: string, usedBefore: string, max: string } | null
+  /** the effective settings of the card controls that applied: e '1'|'0', p and d digits or '' (no limit) */
+  controlsSeen?: Record<string, { e: string, p: string, d: string }> | null
   /** when the store forgets this decision (epoch ms); null when not known */
   expiresAtMs?: number | null
 }
