@@ -10,6 +10,7 @@ import { formatRuleError } from './rules/errors.js'
 import { loadRuleSet } from './rules/load.js'
 import { parseCasesFile } from './rules/cases-file.js'
 import { runCases, type CaseResult } from './rules/run-cases.js'
+import { decisionsCli, EXPORT_USAGE } from './journal/export-cli.js'
 
 export interface CliIo {
   out: (line: string) => void
@@ -20,6 +21,7 @@ export interface CliIo {
 const USAGE = `usage:
   extauth rules check [dir]          validate a rule set (dir: $RULES_DIR or ./rules)
   extauth rules test [dir] [cases]   run test cases (cases: a file, or a folder of them; default <dir>/cases)
+${EXPORT_USAGE}
 options:
   --timezone <IANA zone>   for hour, dayOfWeek and calendar windows (default $TIMEZONE or UTC)
   --json                   print the result as JSON
@@ -46,6 +48,7 @@ export async function main (argv: string[], io: CliIo = {
   err: (l) => { process.stderr.write(l + '\n') },
   env: process.env
 }): Promise<number> {
+  if (argv[0] === 'decisions') return await decisionsCli(argv.slice(1), io)
   let parsed
   try {
     parsed = parseArgs({

@@ -5,7 +5,11 @@ import { randomUUID } from 'node:crypto'
 import { MemoryStore } from '../../src/store/memory.js'
 import type { RedisStore } from '../../src/store/redis.js'
 import { MemoryJournal, RedisJournal, type JournalReader } from '../../src/journal/source.js'
-import { sharedRedisStore } from '../helpers/redis.js'
+import { sharedRedisStore, SHARED_REDIS_URL } from '../helpers/redis.js'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { main } from '../../src/cli.js'
 import { authInput, limit } from '../store/contract.js'
 import type { JournalEntry } from '../../src/domain/journal.js'
 
@@ -69,3 +73,22 @@ for (const kind of ['memory', 'redis'] as const) {
     t.comment(`journal entry ${bytes} bytes as JSON`)
   })
 }
+
+t.test('extauth decisions export writes NDJSON journal entries, oldest first', async (t) => {
+  const store = await sharedRedisStore(t)
+  const urn = `J${randomUUID().slice(0, 10)}`
+  await store.putCustomer(urn, {})
+  await store.credit(urn, 1000, 'seed')
+  for (let i = 0; i < 3; i++) await store.authorize(authInput(urn, { reference: `E${i}`, nowMs: T0 + i * 1000, deadlineAtMs: Date.now() + 5000 }))
+  const dir = await mkdtemp(join(tmpdir(), 'extauth-export-'))
+  t.teardown(async () => { await rm(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'out.ndjson')
+  const errs: string[] = []
+  const code = await main(['decisions', 'export', '--from', new Date(T0).toISOString(), '--to', new Date(T0 + 2000).toISOString(), '--out', file],
+    { out: () => {}, err: (l) => errs.push(l), env: { REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: store.keys.prefix } })
+  t.equal(code, 0, errs.join('\n'))
+  const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as JournalEntry)
+  t.same(lines.map((e) => e.reference), ['E0', 'E1'], '[from, to)')
+  t.match(errs.at(-1), /exported 2 decision/)
+  t.equal(await main(['decisions', 'export', '--from', 'yesterday'], { out: () => {}, err: () => {}, env: {} }), 2, 'wrong usage')
+})
