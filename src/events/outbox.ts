@@ -75,10 +75,24 @@ return 1
 
 type Raw = [string, string[] | null]
 
+interface RelayScripts {
+  extauthRelayLease (key: string, owner: string, ttlMs: string): Promise<number>
+  extauthRelayUnlease (key: string, owner: string): Promise<number>
+  extauthRelaySettle (key: string, ...args: string[]): Promise<number>
+}
+
 export class RedisOutbox implements Outbox {
   private readonly keys: Keys
+  private readonly scripts: RelayScripts
+  /** streams whose group this process has made sure of (a group only goes with its stream) */
+  private readonly grouped = new Set<string>()
+
   constructor (private readonly client: Redis | Cluster, prefix: string) {
     this.keys = new Keys(prefix)
+    client.defineCommand('extauthRelayLease', { lua: LEASE_LUA, numberOfKeys: 1 })
+    client.defineCommand('extauthRelayUnlease', { lua: UNLEASE_LUA, numberOfKeys: 1 })
+    client.defineCommand('extauthRelaySettle', { lua: SETTLE_LUA, numberOfKeys: 1 })
+    this.scripts = client as unknown as RelayScripts
   }
 
   async activeBuckets (): Promise<number[]> {
@@ -93,14 +107,16 @@ export class RedisOutbox implements Outbox {
   }
 
   async lease (bucket: number, owner: string, ttlMs: number): Promise<boolean> {
-    return await this.client.eval(LEASE_LUA, 1, this.keys.relayLease(bucket), owner, String(ttlMs)) === 1
+    return await this.scripts.extauthRelayLease(this.keys.relayLease(bucket), owner, String(ttlMs)) === 1
   }
 
   async unlease (bucket: number, owner: string): Promise<void> {
-    await this.client.eval(UNLEASE_LUA, 1, this.keys.relayLease(bucket), owner)
+    await this.scripts.extauthRelayUnlease(this.keys.relayLease(bucket), owner)
   }
 
-  private async ensureGroup (stream: string): Promise<void> {
+  private async ensureGroup (stream: string, force = false): Promise<void> {
+    if (!force && this.grouped.has(stream)) return
+    this.grouped.add(stream)
     try {
       await this.client.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM')
     } catch (err) {
@@ -137,14 +153,14 @@ export class RedisOutbox implements Outbox {
       return await once()
     } catch (err) {
       if (!(err instanceof ReplyError) || !String((err as Error).message).includes('NOGROUP')) throw err
-      await this.ensureGroup(stream)
+      await this.ensureGroup(stream, true)
       return await once()
     }
   }
 
   async settle (bucket: number, ids: string[], keepFrom: string | null, lastId: string | null): Promise<void> {
     const minId = keepFrom ?? (lastId !== null ? nextId(lastId) : '')
-    await this.client.eval(SETTLE_LUA, 1, this.keys.bucketStream(bucket), minId, ...ids)
+    await this.scripts.extauthRelaySettle(this.keys.bucketStream(bucket), minId, ...ids)
   }
 
   async oldest (buckets: number[]): Promise<Array<string | null>> {

@@ -30,6 +30,8 @@ export interface RelayOptions {
   batch?: number
   /** buckets worked on at once */
   concurrency?: number
+  /** how long a hint waits for others before a pass (ms) */
+  gatherMs?: number
   /** first retry after at most this (jittered down to half) */
   firstRetryMs?: number
   maxRetryMs?: number
@@ -62,6 +64,7 @@ export class Relay {
   private readonly due = new Set<number>()
   private readonly running = new Set<number>()
   private sweepTimer: NodeJS.Timeout | null = null
+  private hintTimer: NodeJS.Timeout | null = null
   private stopped = true
   private sweeping = false
 
@@ -72,6 +75,7 @@ export class Relay {
       sweepMs: 1000,
       batch: 100,
       concurrency: 16,
+      gatherMs: 5,
       firstRetryMs: 2000,
       maxRetryMs: 3600_000,
       retryForMs: RETRY_FOR_MS_DEFAULT,
@@ -97,13 +101,18 @@ export class Relay {
     this.o.metrics.written.inc()
     if (this.stopped) return
     this.due.add(bucket)
-    this.pump()
+    // a short wait gathers the events of a busy moment into fewer, larger passes
+    if (this.hintTimer === null) {
+      this.hintTimer = setTimeout(() => { this.hintTimer = null; this.pump() }, this.o.gatherMs)
+      this.hintTimer.unref()
+    }
   }
 
   /** Stops reading; what is in hand stays pending and goes to another instance (or this one, restarted). */
   async stop (): Promise<void> {
     this.stopped = true
     if (this.sweepTimer !== null) clearTimeout(this.sweepTimer)
+    if (this.hintTimer !== null) clearTimeout(this.hintTimer)
     for (const [bucket, h] of this.held) {
       if (h.timer !== null) clearTimeout(h.timer)
       await this.o.outbox.unlease(bucket, this.consumer).catch(() => {})
@@ -136,9 +145,9 @@ export class Relay {
       const active = await this.o.outbox.activeBuckets()
       const now = this.o.clock()
       const isActive = new Set(active)
-      // buckets held but quiet go back, so that another instance's events there need no lease expiry
+      // buckets quiet for a lease period go back (kept meanwhile: taking a bucket costs a claim)
       for (const [b, h] of this.held) {
-        if (!isActive.has(b) && h.queue.length === 0 && !this.running.has(b) && now - h.lastActiveMs > this.o.sweepMs) await this.release(b)
+        if (!isActive.has(b) && h.queue.length === 0 && !this.running.has(b) && now - h.lastActiveMs > this.o.leaseMs) await this.release(b)
       }
       for (const b of active) this.due.add(b)
       const [oldest, dropped] = await Promise.all([this.o.outbox.oldest(active), this.o.outbox.takeDropped(active)])
