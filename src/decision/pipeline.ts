@@ -67,10 +67,23 @@ export function fingerprintOf (debitAmount: number, last4: string): string {
 }
 
 
-/** The request's fields as received, for the journal: strings only (no secret exists in the request). */
+/**
+ * The specification's request fields, the only ones the journal keeps: a caller may send others (they are
+ * ignored), and those could carry what must never be stored (a card number, a CVD2).
+ */
+const JOURNAL_FIELDS = [
+  'customerId', 'urn', 'merchantName', 'terminalId', 'mcc', 'systemTraceAuditNumber', 'cardNetwork', 'channel', 'merchantId',
+  'transactionAmount', 'fee', 'transactionReferenceNumber', 'currencyCode', 'last4Digits', 'originalRrn', 'orignialRrn',
+  'billingCurrency', 'billingAmount', 'entityId'
+] as const
+
+/** The request's fields as received, for the journal (strings, the specification's fields only). */
 function requestFields (req: AuthRequest): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(req)) if (typeof v === 'string') out[k] = v
+  for (const k of JOURNAL_FIELDS) {
+    const v = req[k]
+    if (typeof v === 'string') out[k] = v
+  }
   return out
 }
 

@@ -14,17 +14,20 @@ t.test('events, journal and refusals through the apps', async (t) => {
   const urn = 'UAPP1'
   t.equal((await adminApp.inject({ method: 'PUT', url: `/admin/v1/customers/${urn}`, headers: adminHeaders, payload: {} })).statusCode, 200)
   t.equal((await adminApp.inject({ method: 'POST', url: `/admin/v1/customers/${urn}/credits`, headers: adminHeaders, payload: { amount: '5000', reference: 'open' } })).statusCode, 200)
-  const body = authBody({ urn, transactionAmount: '120', transactionReferenceNumber: 'TRN-5' })
+  // a field outside the specification is ignored, and never kept: it could be a card number
+  const body = authBody({ urn, transactionAmount: '120', transactionReferenceNumber: 'TRN-5', pan: '5555444433331111' })
   const res = await publicApp.inject({ method: 'POST', url: AUTH_PATH, headers: platformHeaders(), payload: body })
   t.equal(res.statusCode, 200)
   await rx.until(() => rx.accepted().some((e) => e.type === 'decision.created'))
   t.same(rx.accepted().map((e) => e.type), ['funds.credited', 'decision.created'], 'customer.updated is not in WEBHOOK_EVENTS')
   const created = rx.accepted()[1]
+  t.notOk(rx.received.some((r) => r.body.includes('5555444433331111')), 'an unknown field is not sent')
   t.match(created?.data, { urn, reference: 'TRN-5', request: { transactionReferenceNumber: 'TRN-5', transactionAmount: '120', last4Digits: body.last4Digits } })
 
   const byRef = await adminApp.inject({ method: 'GET', url: '/admin/v1/decisions/TRN-5', headers: adminHeaders })
   t.equal(byRef.statusCode, 200)
   t.match(byRef.json(), { items: [{ v: 1, urn, reference: 'TRN-5', code: '00', request: { transactionAmount: '120' } }] })
+  t.notOk(byRef.body.includes('5555444433331111'), 'nor kept')
   t.equal((await adminApp.inject({ method: 'GET', url: '/admin/v1/decisions/NOPE', headers: adminHeaders })).statusCode, 404)
   const search = await adminApp.inject({ method: 'GET', url: `/admin/v1/decisions?urn=${urn}&code=00&limit=5`, headers: adminHeaders })
   t.match(search.json(), { items: [{ reference: 'TRN-5' }], nextCursor: null })
