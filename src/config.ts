@@ -6,9 +6,7 @@ import { assertTimeZone } from './time.js'
 import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
 import { loadControlDefaults, ControlsFileError } from './controls/defaults-file.js'
 import type { CardControls } from './controls/types.js'
-import { EVENTS_BACKLOG_MAX_DEFAULT } from './store/types.js'
-import { EVENT_TYPES } from './store/outbox-entry.js'
-import { checkWebhookSecret } from './events/webhook.js'
+import { EVENTS_BACKLOG_MAX_DEFAULT, EVENT_TYPES, isWebhookSecret } from './domain/events.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -267,7 +265,7 @@ function webhookConfig (url: string, secret: string, types: string[]): Config['w
     throw new ConfigError('WEBHOOK_URL', 'must be an http:// or https:// URL')
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError('WEBHOOK_URL', 'must be an http:// or https:// URL')
-  if (!checkWebhookSecret(secret)) throw new ConfigError('WEBHOOK_SECRET', 'must be whsec_ followed by at least 16 bytes in base64')
+  if (!isWebhookSecret(secret)) throw new ConfigError('WEBHOOK_SECRET', 'must be whsec_ followed by at least 16 bytes in base64')
   const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
   if (unknown.length > 0) throw new ConfigError('WEBHOOK_EVENTS', `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`)
   return { url, secret, ...(types.length > 0 ? { types } : {}) }

@@ -47,15 +47,3 @@ export function createWebhookSender (opts: WebhookSenderOptions): { send: Sender
   }
   return { send, close: async () => { await dispatcher.close() } }
 }
-
-/** Accepts the secret only in the form the receiver's library accepts too. */
-export function checkWebhookSecret (secret: string): boolean {
-  if (!secret.startsWith('whsec_')) return false
-  try {
-    // eslint-disable-next-line no-new
-    new Webhook(secret)
-    return Buffer.from(secret.slice(6), 'base64').length >= 16
-  } catch {
-    return false
-  }
-}

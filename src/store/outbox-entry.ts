@@ -3,11 +3,7 @@
 import { entriesFromFields, pairsToObject } from './control-fields.js'
 import { controlHitOf } from './record.js'
 
-export const EVENT_TYPES = [
-  'decision.created', 'decision.reversed', 'decision.released', 'funds.credited', 'funds.debited',
-  'customer.updated', 'card.updated', 'card.controls.updated', 'load.completed', 'transfer.completed', 'unload.completed'
-] as const
-export type EventType = typeof EVENT_TYPES[number]
+export { EVENT_TYPES, type EventType } from '../domain/events.js'
 
 export interface WebhookEvent {
   id: string

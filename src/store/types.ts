@@ -226,11 +226,8 @@ export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
  * (a DST change), and an hour more covers clock skew between instances.
  */
 export const CONTROL_DAILY_RETAIN_MS = 26 * 3600 * 1000
-/**
- * EVENTS_BACKLOG_MAX: undelivered events kept in all; each bucket's stream holds its share. Past it the
- * oldest are dropped (and counted): a bound on Redis memory while the receiver is down.
- */
-export const EVENTS_BACKLOG_MAX_DEFAULT = 1_000_000
+export { EVENTS_BACKLOG_MAX_DEFAULT } from '../domain/events.js'
+/** each of the 1,024 buckets' share of EVENTS_BACKLOG_MAX */
 export function backlogPerBucket (total: number): number {
   return Math.max(1, Math.ceil(total / 1024))
 }
