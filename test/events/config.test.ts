@@ -15,7 +15,7 @@ t.test('events configuration', async (t) => {
       testConfig(env)
     } catch (err) {
       t.ok(err instanceof ConfigError)
-      t.notMatch((err as Error).message, /whsec_/, 'the secret is never in the message')
+      t.notOk((err as Error).message.includes(SECRET.slice(6, 20)) || (err as Error).message.includes('short'), 'the secret is never in the message')
       return (err as ConfigError).variable
     }
     return 'accepted'
