@@ -16,7 +16,7 @@ import { createEventMetrics } from '../src/events/metrics.js'
 import { deleteByPrefix } from '../scripts/lib/redis-keys.js'
 import { percentile, sortedCopy } from '../scripts/lib/stats.js'
 
-const { values: v } = parseArgs({ options: { duration: { type: 'string', default: '8' }, concurrency: { type: 'string', default: '32' }, urns: { type: 'string', default: '500' } } })
+const { values: v } = parseArgs({ options: { duration: { type: 'string', default: '8' }, concurrency: { type: 'string', default: '32' }, urns: { type: 'string', default: '500' }, 'relay-concurrency': { type: 'string', default: '16' } } })
 const durationMs = Number(v.duration) * 1000
 const concurrency = Number(v.concurrency)
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -83,7 +83,7 @@ async function run (label: string): Promise<{ decisions: number, perS: number, c
 
 try {
   const sender = createWebhookSender({ url: hookUrl, secret: `whsec_${randomBytes(24).toString('base64')}` })
-  const relay = new Relay({ outbox: new RedisOutbox(store.client, prefix), send: sender.send, metrics: createEventMetrics(new Registry()), log: pino({ level: 'warn' }) })
+  const relay = new Relay({ outbox: new RedisOutbox(store.client, prefix), send: sender.send, metrics: createEventMetrics(new Registry()), log: pino({ level: 'warn' }), concurrency: Number(v['relay-concurrency']) })
   store.onEvent = (b) => { relay.hint(b) }
   relay.start()
   // the seeding's events first
