@@ -14,6 +14,10 @@ import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-rou
 import { systemTimers, type Timers } from './decision/deadline.js'
 import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
+import { eventsRoutes } from './http/events-routes.js'
+import { journalRoutes } from './http/journal-routes.js'
+import { journalFor } from './journal/for-store.js'
+import type { Relay } from './events/relay.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
 import { controlsRoutes } from './http/controls-routes.js'
@@ -33,6 +37,8 @@ export interface AppDeps {
   timers?: Timers
   /** the card-lifecycle services of the configured adapters (README "Card lifecycle API") */
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
+  /** the events relay, when WEBHOOK_URL is set (its parked events are served on the admin listener) */
+  events?: Relay
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
   /** which Redis does not answer and why, for the log line of a store error */
@@ -169,6 +175,9 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
     await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
+    await eventsRoutes(scope, { ...(deps.events !== undefined ? { relay: deps.events } : {}) })
+    const journal = journalFor(deps.store)
+    if (journal !== null) await journalRoutes(scope, { journal })
     if (extra !== undefined) await extra(scope)
   })
   return app

@@ -17,6 +17,7 @@ import { runBacktest, type BacktestResult } from './backtest/engine.js'
 import { defaultWorkers, runBacktestParallel } from './backtest/parallel.js'
 import { JournalLineError, NdjsonJournal, type BacktestSource } from './backtest/ndjson-source.js'
 import { formatReport, hasChanges } from './backtest/report.js'
+import { decisionsCli, EXPORT_USAGE } from './journal/export-cli.js'
 
 export interface CliIo {
   out: (line: string) => void
@@ -45,6 +46,7 @@ const USAGE = `usage:
                                      replay recorded decisions through a candidate rule set (journal: an
                                      export file, or Redis from $REDIS_URL); baseline: the rules each
                                      decision was made under ($RULES_DIR or ./rules), or <dir>
+${EXPORT_USAGE}
 options:
   --timezone <IANA zone>   for hour, dayOfWeek and calendar windows (default $TIMEZONE or UTC)
   --json                   print the result as JSON
@@ -73,6 +75,7 @@ export async function main (argv: string[], io: CliIo = {
   err: (l) => { process.stderr.write(l + '\n') },
   env: process.env
 }, deps: CliDeps = {}): Promise<number> {
+  if (argv[0] === 'decisions') return await decisionsCli(argv.slice(1), io)
   let parsed
   try {
     parsed = parseArgs({

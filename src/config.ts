@@ -7,6 +7,7 @@ import { assertTimeZone } from './time.js'
 import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
 import { loadControlDefaults, ControlsFileError } from './controls/defaults-file.js'
 import type { CardControls } from './controls/types.js'
+import { EVENTS_BACKLOG_MAX_DEFAULT, EVENT_TYPES, isWebhookSecret } from './domain/events.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -174,6 +175,10 @@ const spec = {
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
   RULES_WATCH: bool({ default: true }),
   DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 }),
+  WEBHOOK_URL: str({ default: '' }),
+  WEBHOOK_SECRET: str({ default: '' }),
+  WEBHOOK_EVENTS: list({ default: [] }),
+  EVENTS_BACKLOG_MAX: intRange(1024, 1_000_000_000)({ default: EVENTS_BACKLOG_MAX_DEFAULT }),
   COMPENSATION_JOURNAL_DIR: str({ default: './var' }),
   CARD_CONTROLS_FILE: str({ default: '' })
 }
@@ -223,6 +228,10 @@ export interface Config {
   cardControlsFile: string
   /** the program's default card controls (every kind enabled with no limit without the file) */
   cardControlDefaults: CardControls
+  /** WEBHOOK_*: where events are sent (docs/api/events.md); absent: not sent, the outbox keeps the newest */
+  webhook?: { url: string, secret: string, types?: string[] }
+  /** EVENTS_BACKLOG_MAX: undelivered events kept at most, over all buckets */
+  eventsBacklogMax?: number
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
@@ -300,6 +309,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     const variable = /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'adapter configuration'
     problem(variable, message.slice(variable.length).trim() || 'is invalid')
   }
+  const webhook = webhookConfig(clean.WEBHOOK_URL.trim(), clean.WEBHOOK_SECRET.trim(), clean.WEBHOOK_EVENTS)
   let cardControlDefaults: CardControls | undefined
   try {
     cardControlDefaults = loadControlDefaults(clean.CARD_CONTROLS_FILE)
@@ -342,7 +352,27 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),
     cardControlsFile: clean.CARD_CONTROLS_FILE,
     cardControlDefaults,
+    ...(webhook !== undefined ? { webhook } : {}),
+    eventsBacklogMax: clean.EVENTS_BACKLOG_MAX,
     adapters,
     env
   }
+}
+
+function webhookConfig (url: string, secret: string, types: string[]): Config['webhook'] {
+  if (url === '') {
+    if (secret !== '') throw new ConfigError('WEBHOOK_URL', 'is required when WEBHOOK_SECRET is set')
+    return undefined
+  }
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new ConfigError('WEBHOOK_URL', 'must be an http:// or https:// URL')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError('WEBHOOK_URL', 'must be an http:// or https:// URL')
+  if (!isWebhookSecret(secret)) throw new ConfigError('WEBHOOK_SECRET', 'must be whsec_ followed by at least 16 bytes in base64')
+  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
+  if (unknown.length > 0) throw new ConfigError('WEBHOOK_EVENTS', `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`)
+  return { url, secret, ...(types.length > 0 ? { types } : {}) }
 }

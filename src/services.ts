@@ -22,6 +22,7 @@ import { TransferService } from './lifecycle/transfers.js'
 import { UnloadService } from './lifecycle/unloads.js'
 import { PreAuthService } from './lifecycle/preauths.js'
 import { riskLookupFrom } from './lifecycle/risk-lookup.js'
+import { startEvents } from './events/start.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
@@ -34,7 +35,7 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
   if (config.redisUrl === '' && config.redisClusterNodes === undefined && config.redisSentinels === undefined) {
     // config.ts refuses any Redis setting without a Redis to use, so this is a deliberate choice
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
-    return { store: new MemoryStore({ retentionMs: config.decisionRetentionMs }), status: EMBEDDED_STORE_STATUS }
+    return { store: new MemoryStore({ retentionMs: config.decisionRetentionMs, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) }), status: EMBEDDED_STORE_STATUS }
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
@@ -43,7 +44,7 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
   })
   const target = redisTarget(config.redisUrl, config.redisClusterNodes)
   client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, waitReplicas: config.redisWaitReplicas })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, waitReplicas: config.redisWaitReplicas, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
   const status = watchRedisStatus(client, target, () => store.ready())
   let wasReady = false
   client.on('ready', () => {
@@ -116,6 +117,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
   await rulesManager.start()
   if (config.rulesWatch) rulesManager.watch()
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
+  const events = startEvents(config, store, metrics, log)
   compensator.recover()
   const lifecycle = { shuttingDown: false }
   watchHealth(metrics, {
@@ -141,6 +143,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     rulesManager,
     storeStatus,
     storeProblem: storeStatus.problem,
+    ...(events !== undefined ? { events: events.relay } : {}),
     cardLifecycle: {
       ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
       ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
@@ -156,6 +159,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     close: async () => {
       rulesManager.close()
       await compensator.drain(Math.min(config.graceMs, 5000))
+      await events?.stop()
       await store.close()
       await Promise.all([gateway?.close(), risk?.close(), prepaid?.close()])
     }

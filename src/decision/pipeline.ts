@@ -67,6 +67,26 @@ export function fingerprintOf (debitAmount: number, last4: string): string {
 }
 
 
+/**
+ * The specification's request fields, the only ones the journal keeps: a caller may send others (they are
+ * ignored), and those could carry what must never be stored (a card number, a CVD2).
+ */
+const JOURNAL_FIELDS = [
+  'customerId', 'urn', 'merchantName', 'terminalId', 'mcc', 'systemTraceAuditNumber', 'cardNetwork', 'channel', 'merchantId',
+  'transactionAmount', 'fee', 'transactionReferenceNumber', 'currencyCode', 'last4Digits', 'originalRrn', 'orignialRrn',
+  'billingCurrency', 'billingAmount', 'entityId'
+] as const
+
+/** The request's fields as received, for the journal (strings, the specification's fields only). */
+function requestFields (req: AuthRequest): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const k of JOURNAL_FIELDS) {
+    const v = req[k]
+    if (typeof v === 'string') out[k] = v
+  }
+  return out
+}
+
 export async function decide (req: AuthRequest, ctx: DecideContext, deps: DecisionDeps): Promise<Decision> {
   const clock = deps.clock ?? Date.now
   const rules = deps.rules()
@@ -105,6 +125,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
       transactionAmount: req.transactionAmount,
       currencyCode: req.currencyCode ?? deps.defaultCurrency ?? '',
       channel: req.channel,
+      request: requestFields(req),
       ...(ev.decline !== null ? { decline: ev.decline } : {}),
       ...(ev.limits.length > 0 ? { limits: ev.limits.map((l) => ({ ruleId: l.ruleId, mode: l.mode, values: l.values })) } : {}),
       ...(risk !== null ? { risk } : {})

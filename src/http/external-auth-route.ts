@@ -11,6 +11,7 @@ import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-check
 import type { CidrList } from '../config.js'
 import type { Metrics } from '../metrics.js'
 import { isStoreNotReplicated } from '../errors.js'
+import { Counter, type Registry } from 'prom-client'
 
 export { EXTERNAL_AUTH_PATH }
 
@@ -35,6 +36,29 @@ declare module 'fastify' {
 
 // No coercion (a number is not a digit string), no defaults, keep unknown fields (they are ignored).
 const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: true })
+
+/** The reference and urn of a refused body, when they are short strings. */
+function readableIds (body: unknown): { reference?: string, urn?: string } {
+  if (body === null || typeof body !== 'object') return {}
+  const b = body as Record<string, unknown>
+  const ok = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 64 && /^[\x20-\x7e]+$/.test(v)
+  return { ...(ok(b.transactionReferenceNumber) ? { reference: b.transactionReferenceNumber } : {}), ...(ok(b.urn) ? { urn: b.urn } : {}) }
+}
+
+function refusalReason (err: FastifyError): string {
+  if (err.validation !== undefined) return 'validation'
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'too_large'
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'content_type'
+  if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'empty_body'
+  return 'bad_json'
+}
+
+/** Refused requests by status and reason, on the app's registry. */
+function refusals (registry: Registry): Counter<'status' | 'reason'> {
+  const name = 'extauth_rejected_request_reasons_total'
+  return (registry.getSingleMetric(name) as Counter<'status' | 'reason'> | undefined) ??
+    new Counter({ name, help: 'Public requests refused before a decision, by status and reason (validation, bad_json, too_large, content_type, empty_body, caller, source)', labelNames: ['status', 'reason'], registers: [registry] })
+}
 
 function statusOf (err: FastifyError): number {
   if (err.validation !== undefined) return 400
@@ -85,12 +109,14 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return
     if (!ipAllowed(request.ip, opts.allowedSourceIps)) {
       metrics.badRequests.inc({ status: '403' })
+      refusals(metrics.registry).inc({ status: '403', reason: 'source' })
       log.warn({ ip: request.ip }, 'source address not allowed')
       return await reply.code(403).send(answerFor('05', undefined, opts.answer))
     }
     const bad = failedHeader(request.headers, opts.headers)
     if (bad !== null) {
       metrics.badRequests.inc({ status: '401' })
+      refusals(metrics.registry).inc({ status: '401', reason: 'caller' })
       log.warn({ ip: request.ip, header: bad }, 'caller header missing or wrong')
       return await reply.code(401).send(answerFor('05', undefined, opts.answer))
     }
@@ -102,7 +128,11 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       log.error({ err, reference: (request.body as AuthRequest | undefined)?.transactionReferenceNumber }, 'internal error; answered 05')
     } else {
       metrics.badRequests.inc({ status: String(status) })
-      log.info({ code: err.code, status, detail: err.validation !== undefined ? err.message : undefined }, 'bad request')
+      const reason = refusalReason(err)
+      refusals(metrics.registry).inc({ status: String(status), reason })
+      // what can be read of the body, so "why was TRN-5 refused?" has an answer (never for 401/403: those
+      // are answered before the body is read)
+      log.info({ code: err.code, status, reason, ...readableIds(request.body), detail: err.validation !== undefined ? err.message : undefined }, 'bad request')
     }
     return send(reply, status, '05', request.body)
   })

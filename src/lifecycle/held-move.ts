@@ -196,7 +196,7 @@ export class HeldMoves<R extends HeldMoveRecord> {
     const h = r.hold
     if (h.state === 'taking') {
       try {
-        await this.store.debit(h.urn, Number(h.amount), this.reference(r, 'hold'))
+        await this.store.debit(h.urn, Number(h.amount), this.reference(r, 'hold'), { type: 'funds.debited', details: { lifecycle: this.kind, clientTxnId: r.clientTxnId, step: 'hold' } })
       } catch (err) {
         if (isInsufficient(err)) return await this.save(r, { hold: { ...h, state: 'none' } } as Partial<R>)
         throw err
@@ -204,7 +204,7 @@ export class HeldMoves<R extends HeldMoveRecord> {
       return await this.save(r, { hold: { ...h, state: 'held' } } as Partial<R>)
     }
     if (h.state === 'releasing') {
-      await this.store.credit(h.urn, Number(h.amount), this.reference(r, 'release'))
+      await this.store.credit(h.urn, Number(h.amount), this.reference(r, 'release'), { type: 'funds.credited', details: { lifecycle: this.kind, clientTxnId: r.clientTxnId, step: 'release' } })
       return await this.save(r, { hold: { ...h, state: 'none' } } as Partial<R>)
     }
     return r

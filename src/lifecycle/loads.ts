@@ -167,7 +167,7 @@ export class LoadService {
       // store remembers it
       if (this.clock() - r.updatedAtMs >= MONEY_REFERENCE_HORIZON_MS) return this.answer(await this.save(r, { status: 'FAILED', reconcile: STALE_RECONCILE }))
       try {
-        const c = await this.store.credit(r.urn, Number(r.amount), CREDIT_PREFIX + ref)
+        const c = await this.store.credit(r.urn, Number(r.amount), CREDIT_PREFIX + ref, { type: 'load.completed', details: { clientTxnId: ref } })
         r = await this.save(r, { status: 'LOADED' })
         return this.answer(r, { available: String(c.available) })
       } catch (err) {

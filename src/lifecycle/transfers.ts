@@ -78,7 +78,9 @@ export class TransferService {
         renew,
         send: async () => await this.prepaid.sendTransfer(input),
         read: async (token) => await this.prepaid.readTransfer(token, id),
-        complete: async (t) => { await this.store.credit(t.toUrn, Number(t.amount), TransferService.creditReference(id)) }
+        complete: async (t) => {
+          await this.store.credit(t.toUrn, Number(t.amount), TransferService.creditReference(id), { type: 'transfer.completed', details: { clientTxnId: id, fromUrn: t.fromUrn } })
+        }
       })
       return this.answer(out.r, replay ? { replayed: true } : {}, out.failed)
     })

@@ -34,7 +34,17 @@ export class Keys {
   cards (urn: string): string { return `${this.tag(urn)}:k:${part(urn)}` }
   decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${part(urn)}:${part(reference)}` }
   moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): string { return `${this.tag(urn)}:o:${kind}:${part(urn)}:${part(reference)}` }
-  stream (urn: string): string { return `${this.tag(urn)}:s` }
+  stream (urn: string): string { return this.bucketStream(bucketOf(urn)) }
+  /** the bucket's outbox: its events in order (docs/api/events.md) */
+  bucketStream (bucket: number): string { return `${this.prefix}{b${bucket}}:s` }
+  /** the bucket's journal index: `<urn>:<reference>` parts scored by arrival (see `journal` in lua.ts) */
+  journalIndex (bucket: number): string { return `${this.bucketStream(bucket)}:j` }
+  /** the decision key of a journal index member */
+  decisionOf (bucket: number, member: string): string { return `${this.prefix}{b${bucket}}:d:${member}` }
+  /** which instance's relay sends the bucket's events now */
+  relayLease (bucket: number): string { return `${this.prefix}{b${bucket}}:relay` }
+  /** events that could not be delivered, parked for an operator (one hash, any slot) */
+  failedEvents (): string { return `${this.prefix}events:failed` }
   /** the card's own control settings, a hash of `kind|field` */
   cardControls (urn: string, last4: string): string { return `${this.tag(urn)}:cc:${part(urn)}:${part(last4)}` }
   /** the approved total of one card and control kind over one local day (YYYYMMDD) */

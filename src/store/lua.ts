@@ -22,6 +22,29 @@ local function amount (s, zeroOk)
   end
   return n
 end
+-- The outbox: an event goes to the bucket's stream in the same script as the change it reports, so there is
+-- no change without its event and no event without its change. Delivered entries are trimmed by the relay;
+-- past the backlog bound the oldest are dropped here, and counted in a key of the same bucket (same slot).
+-- Fields: t type, u urn, d the script's data (JSON), x the caller's data (JSON, optional).
+local function emit (stream, backlogMax, etype, urn, data, extra)
+  if extra and extra ~= '' then
+    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', cjson.encode(data), 'x', extra)
+  else
+    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', cjson.encode(data))
+  end
+  local max = tonumber(backlogMax)
+  if max and max > 0 and redis.call('XLEN', stream) > max then
+    local dropped = redis.call('XTRIM', stream, 'MAXLEN', max)
+    if dropped > 0 then redis.call('INCRBY', stream .. ':dropped', dropped) end
+  end
+end
+-- The journal's time index of the bucket: member '<urn>:<reference>' (the decision key's tail), scored by
+-- arrival; entries past the retention are dropped on the way. A key derived from the stream's, same slot.
+local function journal (stream, member, arrivedMs, keepS)
+  local key = stream .. ':j'
+  redis.call('ZADD', key, arrivedMs, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(arrivedMs - tonumber(keepS) * 1000))
+end
 local function storeNowMs ()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -42,7 +65,7 @@ end
  * ARGV[4] debit amount         ARGV[5] fingerprint         ARGV[6] attempt id
  * ARGV[7] now ms (app clock; the score of window entries)
  * ARGV[8] deadline epoch ms: past it on the store's clock nothing is committed
- * ARGV[9] arrival epoch ms     ARGV[10] decision TTL s (covers the limits' windows)     ARGV[11] stream max length
+ * ARGV[9] arrival epoch ms     ARGV[10] decision TTL s (covers the limits' windows)     ARGV[11] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[12] stateless decline code or ''                    ARGV[13] its rule id or ''
  * ARGV[14] meta JSON, stored as is                         ARGV[15] n, the number of limits
  * ARGV[16+7(i-1) ..] per limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId
@@ -57,7 +80,6 @@ local existing = redis.call('GET', KEYS[3])
 if existing then
   local rec = cjson.decode(existing)
   if rec.fingerprint ~= ARGV[5] then
-    redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[11], '*', 'type', 'conflict', 'urn', ARGV[2], 'ref', ARGV[1], 'code', '05')
     return {'05', 'conflict', '', '0', '', {}}
   end
   -- The platform acts on the answer to its latest attempt: a later attempt answering with the stored
@@ -85,6 +107,8 @@ local cb = 16 + n * 7
 local ck = 5 + n
 local m = tonumber(ARGV[cb] or '0') or 0
 local controlHit = nil
+-- what the decision saw, for the journal (docs/operations/finding-a-decision.md); amounts as strings
+local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null, controlsSeen = cjson.null }
 local function checkControls ()
   local fields = {}
   for j = 1, m do
@@ -104,6 +128,8 @@ local function checkControls ()
     end
     ctl[j] = { kind = ARGV[b], enabled = pick(1, ARGV[b + 1]), per = pick(2, ARGV[b + 2]), daily = pick(3, ARGV[b + 3]) }
   end
+  seen.controlsSeen = {}
+  for j = 1, m do seen.controlsSeen[ctl[j].kind] = { e = ctl[j].enabled, p = ctl[j].per, d = ctl[j].daily } end
   for j = 1, m do
     if ctl[j].enabled ~= '1' then
       controlHit = { control = ctl[j].kind, check = 'enabled', debit = ARGV[4] }
@@ -132,10 +158,12 @@ if not cust[1] then
   code, reason = '14', 'unknown_urn'
 else
   available = tonumber(cust[2]) or 0
+  seen.customerStatus = cust[1]
   if cust[1] == 'BLOCKED' then code, reason = '05', 'customer_blocked'
   elseif cust[1] == 'CLOSED' then code, reason = '05', 'customer_closed'
   else
     local card = redis.call('HGET', KEYS[2], ARGV[3])
+    if card then seen.cardStatus = card end
     if card == 'LOST' then code, reason = '41', 'card_lost'
     elseif card == 'STOLEN' then code, reason = '43', 'card_stolen'
     elseif card == 'BLOCKED' then code, reason = '05', 'card_blocked'
@@ -166,10 +194,16 @@ if code == '00' then
         table.insert(shadowHits, ARGV[b + 7])
       elseif code == '00' then
         code, reason, ruleId = ARGV[b + 6], 'limit', ARGV[b + 7]
+        local before = used - debit
+        if ARGV[b + 2] == 'count' then before = used - 1 end
+        seen.limitSeen = { ruleId = ARGV[b + 7], usedBefore = fmt(before), max = ARGV[b + 5] }
       end
     end
   end
-  if code == '00' and debit > available then code, reason = '51', 'insufficient_funds' end
+  if code == '00' and debit > available then
+    code, reason = '51', 'insufficient_funds'
+    seen.availableSeen = fmt(available)
+  end
 end
 
 local storeNow = storeNowMs()
@@ -222,11 +256,16 @@ local rec = {
 }
 rec.controlEntries = controlEntries
 rec.control = controlHit or cjson.null
+for k, v in pairs(seen) do rec[k] = v end
 redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', ARGV[10])
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[11], '*', 'type', 'decision', 'urn', ARGV[2], 'ref', ARGV[1],
-  'code', code, 'reason', reason, 'rule', ruleId, 'debit', ARGV[4], 'held', fmt(held))
+journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[10])
 local avail = ''
 if available then avail = fmt(available) end
+emit(KEYS[4], ARGV[11], 'decision.created', ARGV[2], {
+  reference = ARGV[1], last4 = ARGV[3], code = code, reason = reason, ruleId = rid, control = rec.control,
+  debit = ARGV[4], held = fmt(held), available = available and avail or cjson.null, shadowLimitHits = shadowHits,
+  decidedCode = decidedCode, answeredOnDeadline = onDeadline, arrivedAtMs = rec.arrivedAtMs, decidedAtMs = storeNow
+}, ARGV[14])
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
@@ -240,7 +279,7 @@ return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
  * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the attempt's limit windows,
  * then the daily totals of its card controls
  * ARGV[1] reference  ARGV[2] urn  ARGV[3] attempt id  ARGV[4] fingerprint  ARGV[5] last4
- * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] stream max length
+ * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[10] '0': release only, no tombstone when there is no decision (the attempt never reached the store)
  * Returns 'tombstoned' | 'released' | 'untouched'
  */
@@ -258,7 +297,13 @@ if not existing then
     answeredOnDeadline = true, decidedCode = cjson.null, reversal = cjson.null, meta = cjson.null
   }
   redis.call('SET', KEYS[2], cjson.encode(rec), 'EX', ARGV[8])
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'type', 'abandon', 'urn', ARGV[2], 'ref', ARGV[1], 'released', '0')
+  journal(KEYS[3], string.match(KEYS[2], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[8])
+  -- the guard answered 05 before anything was decided: that answer is the decision
+  emit(KEYS[3], ARGV[9], 'decision.created', ARGV[2], {
+    reference = ARGV[1], last4 = ARGV[5], code = '05', reason = 'deadline', ruleId = cjson.null, control = cjson.null,
+    debit = '0', held = '0', available = cjson.null, shadowLimitHits = {}, decidedCode = cjson.null,
+    answeredOnDeadline = true, arrivedAtMs = rec.arrivedAtMs, decidedAtMs = storeNow
+  })
   return 'tombstoned'
 end
 local rec = cjson.decode(existing)
@@ -285,7 +330,10 @@ rec.released = fmt(tonumber(rec.released) + held)
 rec.held = '0'
 rec.limitEntries = {}
 redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'type', 'abandon', 'urn', ARGV[2], 'ref', ARGV[1], 'released', fmt(held))
+emit(KEYS[3], ARGV[9], 'decision.released', ARGV[2], {
+  reference = ARGV[1], last4 = rec.last4, decidedCode = rec.decidedCode, released = fmt(held),
+  available = fmt(tonumber(redis.call('HGET', KEYS[1], 'available') or '0'))
+})
 return 'released'
 `
 
@@ -295,7 +343,7 @@ return 'released'
  *
  * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the decision's limit windows,
  * then the daily totals of its card controls (a release gives its amount back to them)
- * ARGV[1] amount to release, '' for all that is held   ARGV[2] stream max length
+ * ARGV[1] amount to release, '' for all that is held   ARGV[2] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * Returns {'OK', replayed '0'|'1', released, available} or {rejection code}
  */
 export const REVERSE_LUA = COMMON + `
@@ -336,7 +384,9 @@ rec.held = fmt(left)
 rec.released = fmt(tonumber(rec.released) + amt)
 rec.reversal = { amount = fmt(amt), requested = ARGV[1], atMs = storeNowMs() }
 redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*', 'type', 'reversal', 'urn', rec.urn, 'ref', rec.reference, 'released', fmt(amt))
+emit(KEYS[3], ARGV[2], 'decision.reversed', rec.urn, {
+  reference = rec.reference, last4 = rec.last4, released = fmt(amt), held = fmt(left), available = fmt(available)
+})
 return {'OK', '0', fmt(amt), fmt(available)}
 `
 
@@ -345,8 +395,9 @@ return {'OK', '0', fmt(amt), fmt(available)}
  * never takes it past maxBalance.
  *
  * KEYS[1] customer hash  KEYS[2] the operation's record (its amount)  KEYS[3] decision stream
- * ARGV[1] 'credit' | 'debit'  ARGV[2] amount  ARGV[3] reference  ARGV[4] urn  ARGV[5] stream max length
+ * ARGV[1] 'credit' | 'debit'  ARGV[2] amount  ARGV[3] reference  ARGV[4] urn  ARGV[5] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[6] max balance  ARGV[7] how long the reference is kept, s (the decision retention)
+ * ARGV[8] event type, '' for funds.credited / funds.debited   ARGV[9] the event's details (JSON) or ''
  * Returns {'OK', replayed '0'|'1', available} or {rejection code}
  */
 export const MONEY_OP_LUA = COMMON + `
@@ -367,29 +418,40 @@ elseif cur + amt > tonumber(ARGV[6]) then
 end
 local available = redis.call('HINCRBY', KEYS[1], 'available', delta)
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[7])
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'type', ARGV[1], 'urn', ARGV[4], 'ref', ARGV[3], 'amount', ARGV[2])
+local etype = ARGV[8]
+if not etype or etype == '' then
+  if ARGV[1] == 'debit' then etype = 'funds.debited' else etype = 'funds.credited' end
+end
+emit(KEYS[3], ARGV[5], etype, ARGV[4], { reference = ARGV[3], amount = ARGV[2], available = fmt(available) }, ARGV[9])
 return {'OK', '0', fmt(available)}
 `
 
 /**
  * Create or update a customer; a new one starts ACTIVE with nothing available.
- * KEYS[1] customer hash  ARGV[1] status or ''  ARGV[2] '1' when ARGV[3] carries a customerId  ARGV[3] customerId
+ * KEYS[1] customer hash  KEYS[2] the bucket's stream
+ * ARGV[1] status or ''  ARGV[2] '1' when ARGV[3] carries a customerId  ARGV[3] customerId  ARGV[4] urn
+ * ARGV[5] backlog bound of the stream
  */
-export const PUT_CUSTOMER_LUA = `
-redis.call('HSETNX', KEYS[1], 'available', '0')
+export const PUT_CUSTOMER_LUA = COMMON + `
+local created = redis.call('HSETNX', KEYS[1], 'available', '0') == 1
 redis.call('HSETNX', KEYS[1], 'status', 'ACTIVE')
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'status', ARGV[1]) end
 if ARGV[2] == '1' then redis.call('HSET', KEYS[1], 'customerId', ARGV[3]) end
+local c = redis.call('HMGET', KEYS[1], 'status', 'customerId', 'available')
+emit(KEYS[2], ARGV[5], 'customer.updated', ARGV[4], { created = created, status = c[1], customerId = c[2] or cjson.null, available = c[3] })
 return 'OK'
 `
 
 /**
  * Register or update a card of an existing customer.
- * KEYS[1] customer hash  KEYS[2] cards hash  ARGV[1] last4  ARGV[2] status
+ * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the bucket's stream
+ * ARGV[1] last4  ARGV[2] status  ARGV[3] urn  ARGV[4] backlog bound of the stream
  */
-export const PUT_CARD_LUA = `
+export const PUT_CARD_LUA = COMMON + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'CUSTOMER_NOT_FOUND' end
+local previous = redis.call('HGET', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+emit(KEYS[3], ARGV[4], 'card.updated', ARGV[3], { last4 = ARGV[1], status = ARGV[2], previous = previous or cjson.null })
 return 'OK'
 `
 
@@ -432,15 +494,18 @@ return 1
 /**
  * Read, and with field/value pairs also change, the card's own controls. Returns the settings before and
  * after, so the change can be reported with both. A card must be registered to carry controls.
- * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the card's own controls (hash `kind|field`)
- * ARGV[1] last4  ARGV[2..] field, value pairs to set ('1'|'0' for enabled; digits, or '' for no limit)
+ * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the card's own controls (hash `kind|field`)  KEYS[4] the bucket's stream
+ * ARGV[1] last4  ARGV[2] urn  ARGV[3] backlog bound of the stream
+ * ARGV[4..] field, value pairs to set ('1'|'0' for enabled; digits, or '' for no limit)
  * Returns {'OK', {before field, value, ...}, {after field, value, ...}} or {rejection code}
  */
-export const CARD_CONTROLS_LUA = `
+export const CARD_CONTROLS_LUA = COMMON + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'CUSTOMER_NOT_FOUND'} end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {'CARD_NOT_FOUND'} end
 local before = redis.call('HGETALL', KEYS[3])
-if #ARGV < 3 then return {'OK', before, before} end
-redis.call('HSET', KEYS[3], unpack(ARGV, 2))
-return {'OK', before, redis.call('HGETALL', KEYS[3])}
+if #ARGV < 5 then return {'OK', before, before} end
+redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+local after = redis.call('HGETALL', KEYS[3])
+emit(KEYS[4], ARGV[3], 'card.controls.updated', ARGV[2], { last4 = ARGV[1], before = before, after = after })
+return {'OK', before, after}
 `

@@ -2,12 +2,13 @@
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
 import { ERR_STORE_NOT_DONE, LifecycleStale, reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
-import { Keys, limitMember } from './keys.js'
+import { Keys, bucketOf, limitMember } from './keys.js'
+import { flatEvent } from './outbox-entry.js'
 import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
 import { defaultArgs, entriesFromFields, patchToFields } from './control-fields.js'
 import {
-  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -16,7 +17,8 @@ interface CustomerState { customerId: string | null, status: CustomerStatus, ava
 interface Expiring<T> { value: T, expiresAtMs: number }
 export interface MemoryStoreOptions {
   clock?: () => number
-  streamMaxLen?: number
+  /** EVENTS_BACKLOG_MAX */
+  backlogMax?: number
   /** DECISION_RETENTION_DAYS in ms */
   retentionMs?: number
 }
@@ -31,7 +33,12 @@ export class MemoryStore implements Store {
   private readonly decisions = new Map<string, Expiring<StoredRecord>>()
   private readonly moneyOps = new Map<string, Expiring<number>>()
   private readonly windows = new Map<string, WindowEntry[]>()
-  private readonly streams = new Map<string, Array<Record<string, string>>>()
+  /** the outbox, by bucket */
+  private readonly streams = new Map<number, Array<{ id: string, fields: Record<string, string> }>>()
+  private lastStreamMs = 0
+  private droppedEvents = 0
+  /** called with the bucket of every event written (the relay's hint) */
+  onEvent: ((bucket: number) => void) | null = null
   private readonly lifecycle = new Map<string, Expiring<string>>()
   /** the cards' own control settings: key -> (`kind|field` -> value), as the Redis hash */
   private readonly controlSettings = new Map<string, Map<string, string>>()
@@ -44,7 +51,7 @@ export class MemoryStore implements Store {
 
   constructor (opts: MemoryStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now
-    this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+    this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
     this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
   }
 
@@ -66,12 +73,36 @@ export class MemoryStore implements Store {
     this.decisions.set(key, { value: structuredClone(rec), expiresAtMs })
   }
 
-  private xadd (urn: string, fields: Record<string, string>): void {
-    const key = this.keys.stream(urn)
-    let s = this.streams.get(key)
-    if (s === undefined) this.streams.set(key, s = [])
-    s.push({ id: `${this.clock()}-${this.streamSeq++}`, ...fields })
-    if (s.length > this.streamMaxLen) s.splice(0, s.length - this.streamMaxLen)
+  /** as the scripts' emit: the event goes to the bucket's outbox with the change; past the bound the oldest go */
+  private emit (urn: string, type: string, data: Record<string, unknown>, extra?: string): void {
+    const bucket = bucketOf(urn)
+    let s = this.streams.get(bucket)
+    if (s === undefined) this.streams.set(bucket, s = [])
+    const ms = this.clock()
+    if (ms > this.lastStreamMs) { this.lastStreamMs = ms; this.streamSeq = 0 }
+    const fields: Record<string, string> = { t: type, u: urn, d: JSON.stringify(data) }
+    if (extra !== undefined && extra !== '') fields.x = extra
+    s.push({ id: `${this.lastStreamMs}-${this.streamSeq++}`, fields })
+    if (s.length > this.streamMaxLen) this.droppedEvents += s.splice(0, s.length - this.streamMaxLen).length
+    this.onEvent?.(bucket)
+  }
+
+  /** The outbox of one bucket, oldest first (the memory relay reads and trims it). */
+  outboxEntries (bucket: number): ReadonlyArray<{ id: string, fields: Record<string, string> }> {
+    return this.streams.get(bucket) ?? []
+  }
+
+  /** Removes the entries before `index` of a bucket's outbox (delivered or parked). */
+  trimOutbox (bucket: number, count: number): void {
+    this.streams.get(bucket)?.splice(0, count)
+  }
+
+  outboxBuckets (): number[] {
+    return [...this.streams.entries()].filter(([, s]) => s.length > 0).map(([b]) => b)
+  }
+
+  get outboxDropped (): number {
+    return this.droppedEvents
   }
 
   private window (key: string, startMs: number): WindowEntry[] {
@@ -86,7 +117,6 @@ export class MemoryStore implements Store {
     const existing = this.getRecord(decisionKey)
     if (existing !== undefined) {
       if (existing.fingerprint !== input.fingerprint) {
-        this.xadd(urn, { type: 'conflict', urn, ref: reference, code: '05' })
         return { code: '05', reason: 'conflict', ruleId: null, replayed: false, available: null, shadowLimitHits: [] }
       }
       // the replaying attempt owns the decision now (see the authorize script)
@@ -102,6 +132,10 @@ export class MemoryStore implements Store {
     let ruleId: string | null = null
     let controlHit: ControlHit | null = null
     const cust = this.customers.get(urn)
+    // what the decision saw, for the journal (as the authorize script keeps it)
+    const seen: Pick<DecisionRecord, 'customerStatus' | 'cardStatus' | 'availableSeen' | 'limitSeen' | 'controlsSeen'> = {
+      customerStatus: cust?.status ?? null, cardStatus: null, availableSeen: null, limitSeen: null, controlsSeen: null
+    }
     if (cust === undefined) {
       code = '14'; reason = 'unknown_urn'
     } else if (cust.status === 'BLOCKED') {
@@ -110,8 +144,9 @@ export class MemoryStore implements Store {
       code = '05'; reason = 'customer_closed'
     } else {
       const card = cust.cards.get(last4)
+      seen.cardStatus = card ?? null
       if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && cust.cards.size > 0) { code = '14'; reason = 'card_unknown' } else {
-        controlHit = this.checkControls(urn, last4, debit, input.controls)
+        controlHit = this.checkControls(urn, last4, debit, input.controls, seen)
         if (controlHit !== null) {
           code = controlHit.check === 'enabled' ? '05' : '61'
           reason = controlHit.check === 'enabled' ? 'control_off' : 'control_limit'
@@ -129,10 +164,13 @@ export class MemoryStore implements Store {
           : entries.reduce((sum, e) => sum + Number(e.member.slice(0, e.member.indexOf('|'))), debit)
         if (used > l.max) {
           if (l.mode === 'shadow') shadowLimitHits.push(l.ruleId)
-          else if (code === '00') { code = l.code; reason = 'limit'; ruleId = l.ruleId }
+          else if (code === '00') {
+            code = l.code; reason = 'limit'; ruleId = l.ruleId
+            seen.limitSeen = { ruleId: l.ruleId, usedBefore: String(used - (l.measure === 'count' ? 1 : debit)), max: String(l.max) }
+          }
         }
       })
-      if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds' }
+      if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds'; seen.availableSeen = String((cust as CustomerState).available) }
     }
 
     const storeNow = this.clock()
@@ -170,9 +208,13 @@ export class MemoryStore implements Store {
       debit: String(debit), held: String(held), released: '0', fingerprint: input.fingerprint,
       shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
       answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta,
-      controlEntries, control: controlHit
+      controlEntries, control: controlHit, ...seen
     }, decisionTtlMs(this.retentionMs, input.limits))
-    this.xadd(urn, { type: 'decision', urn, ref: reference, code, reason, rule: ruleId ?? '', debit: String(debit), held: String(held) })
+    this.emit(urn, 'decision.created', {
+      reference, last4, code, reason, ruleId, control: controlHit, debit: String(debit), held: String(held),
+      available: cust === undefined ? null : String(cust.available), shadowLimitHits, decidedCode, answeredOnDeadline: onDeadline,
+      arrivedAtMs: input.nowMs, decidedAtMs: storeNow
+    }, JSON.stringify(input.meta))
     return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits, ...(controlHit !== null ? { control: controlHit } : {}) }
   }
 
@@ -190,7 +232,10 @@ export class MemoryStore implements Store {
         answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null,
         controlEntries: [], control: null
       }, this.retentionMs)
-      this.xadd(urn, { type: 'abandon', urn, ref: reference, released: '0' })
+      this.emit(urn, 'decision.created', {
+        reference, last4: input.last4, code: '05', reason: 'deadline', ruleId: null, control: null, debit: '0', held: '0',
+        available: null, shadowLimitHits: [], decidedCode: null, answeredOnDeadline: true, arrivedAtMs: input.arrivedAtMs, decidedAtMs: this.clock()
+      })
       return 'tombstoned'
     }
     if (rec.answeredOnDeadline) return 'untouched'
@@ -205,7 +250,7 @@ export class MemoryStore implements Store {
       ...rec, attempt: input.attempt, attemptArrivedAtMs: input.arrivedAtMs, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
       released: String(Number(rec.released) + held), held: '0', limitEntries: [], controlEntries: []
     }, null)
-    this.xadd(urn, { type: 'abandon', urn, ref: reference, released: String(held) })
+    this.emit(urn, 'decision.released', { reference, last4: rec.last4, decidedCode: rec.code, released: String(held), available: String(cust?.available ?? 0) })
     return 'released'
   }
 
@@ -228,7 +273,7 @@ export class MemoryStore implements Store {
   }
 
   /** the first control that declines (every off control before any limit), as the authorize script */
-  private checkControls (urn: string, last4: string, debit: number, controls: ControlsInput | undefined): ControlHit | null {
+  private checkControls (urn: string, last4: string, debit: number, controls: ControlsInput | undefined, seen: Pick<DecisionRecord, 'controlsSeen'>): ControlHit | null {
     if (controls === undefined || controls.defaults.length === 0) return null
     const own = this.controlSettings.get(this.keys.cardControls(urn, last4))
     const ctl = controls.defaults.map((d) => {
@@ -236,6 +281,7 @@ export class MemoryStore implements Store {
       const pick = (field: string, def: string): string => own?.get(`${kind}|${field}`) ?? def
       return { kind: d.kind, enabled: pick('enabled', enabled), per: pick('perTransactionMax', per), daily: pick('dailyMax', daily) }
     })
+    seen.controlsSeen = Object.fromEntries(ctl.map((c) => [c.kind, { e: c.enabled, p: c.per, d: c.daily }]))
     for (const c of ctl) {
       if (c.enabled !== '1') return { control: c.kind, check: 'enabled', debit }
     }
@@ -267,9 +313,13 @@ export class MemoryStore implements Store {
   async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
     this.assertOpen()
     const m = this.cardControlsOf(urn, last4)
-    const before = entriesFromFields(Object.fromEntries(m))
-    for (const [field, value] of patchToFields(patch)) m.set(field, value)
-    return { before, after: entriesFromFields(Object.fromEntries(m)) }
+    const beforeFields = Object.fromEntries(m)
+    const before = entriesFromFields(beforeFields)
+    const fields = patchToFields(patch)
+    for (const [field, value] of fields) m.set(field, value)
+    const afterFields = Object.fromEntries(m)
+    if (fields.length > 0) this.emit(urn, 'card.controls.updated', { last4, before: Object.entries(beforeFields).flat(), after: Object.entries(afterFields).flat() })
+    return { before, after: entriesFromFields(afterFields) }
   }
 
   private removeEntry (key: string, member: string): WindowEntry | undefined {
@@ -283,9 +333,11 @@ export class MemoryStore implements Store {
   async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
     this.assertOpen()
     let c = this.customers.get(urn)
+    const created = c === undefined
     if (c === undefined) this.customers.set(urn, c = { customerId: null, status: 'ACTIVE', available: 0, cards: new Map() })
     if (patch.status !== undefined) c.status = patch.status
     if (patch.customerId !== undefined) c.customerId = patch.customerId
+    this.emit(urn, 'customer.updated', { created, status: c.status, customerId: c.customerId, available: String(c.available) })
     return this.view(urn, c)
   }
 
@@ -293,7 +345,9 @@ export class MemoryStore implements Store {
     this.assertOpen()
     const c = this.customers.get(urn)
     if (c === undefined) reject('CUSTOMER_NOT_FOUND')
+    const previous = c.cards.get(last4) ?? null
     c.cards.set(last4, status)
+    this.emit(urn, 'card.updated', { last4, status, previous })
     return this.view(urn, c)
   }
 
@@ -307,7 +361,7 @@ export class MemoryStore implements Store {
     return { urn, customerId: c.customerId, status: c.status, available: c.available, cards: Object.fromEntries(c.cards) }
   }
 
-  private moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): MoneyOpResult {
+  private moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent): MoneyOpResult {
     this.assertOpen()
     assertAmount(amount, kind)
     const c = this.customers.get(urn)
@@ -323,16 +377,17 @@ export class MemoryStore implements Store {
     if (kind === 'credit' && c.available + amount > MAX_BALANCE) reject('BALANCE_LIMIT')
     c.available += kind === 'debit' ? -amount : amount
     this.moneyOps.set(key, { value: amount, expiresAtMs: this.clock() + this.retentionMs })
-    this.xadd(urn, { type: kind, urn, ref: reference, amount: String(amount) })
+    this.emit(urn, event?.type ?? (kind === 'debit' ? 'funds.debited' : 'funds.credited'), { reference, amount: String(amount), available: String(c.available) },
+      event?.details !== undefined ? JSON.stringify(event.details) : undefined)
     return { replayed: false, available: c.available }
   }
 
-  async credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
-    return this.moneyOp('credit', urn, amount, reference)
+  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+    return this.moneyOp('credit', urn, amount, reference, event)
   }
 
-  async debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
-    return this.moneyOp('debit', urn, amount, reference)
+  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+    return this.moneyOp('debit', urn, amount, reference, event)
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
@@ -342,6 +397,18 @@ export class MemoryStore implements Store {
     if (rec === undefined) return null
     const { reversalRequested: _, ...pub } = structuredClone(rec)
     return { ...normalizeRecord(pub as unknown as Record<string, unknown>), expiresAtMs: this.decisions.get(key)?.expiresAtMs ?? null }
+  }
+
+  /** every live decision (the journal of the embedded store) */
+  decisionRecords (): DecisionRecord[] {
+    const out: DecisionRecord[] = []
+    for (const key of [...this.decisions.keys()]) {
+      const rec = this.getRecord(key)
+      if (rec === undefined) continue
+      const { reversalRequested: _, ...pub } = structuredClone(rec)
+      out.push(normalizeRecord(pub as unknown as Record<string, unknown>))
+    }
+    return out
   }
 
   async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
@@ -380,12 +447,12 @@ export class MemoryStore implements Store {
       ...rec, limitEntries: kept, controlEntries: keptControls, held: String(left), released: String(Number(rec.released) + amt),
       reversal: { amount: String(amt), atMs: this.clock() }, reversalRequested: requested
     }, null)
-    this.xadd(urn, { type: 'reversal', urn, ref: reference, released: String(amt) })
+    this.emit(urn, 'decision.reversed', { reference, last4: rec.last4, released: String(amt), held: String(left), available: String(cust?.available ?? 0) })
     return { replayed: false, released: amt, available: cust?.available ?? 0 }
   }
 
   async readDecisionStream (urn: string, count = 10000): Promise<Array<Record<string, string>>> {
-    return (this.streams.get(this.keys.stream(urn)) ?? []).slice(0, count).map((e) => ({ ...e }))
+    return (this.streams.get(bucketOf(urn)) ?? []).slice(0, count).map((e) => flatEvent(e.id, e.fields))
   }
 
   private live (key: string): Expiring<string> | undefined {

@@ -3,12 +3,13 @@ import { AssertionError } from 'node:assert'
 import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
 import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, LifecycleStale, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
-import { Keys } from './keys.js'
+import { Keys, bucketOf } from './keys.js'
+import { flatEvent } from './outbox-entry.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_CAS_LUA } from './lua.js'
 import type { ControlEntries, ControlsInput } from '../controls/types.js'
 import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
-  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -118,15 +119,16 @@ function defineScripts (client: Client): ScriptCommands {
   client.defineCommand('extauthAbandon', { lua: ABANDON_LUA })
   client.defineCommand('extauthReverse', { lua: REVERSE_LUA })
   client.defineCommand('extauthMoneyOp', { lua: MONEY_OP_LUA, numberOfKeys: 3 })
-  client.defineCommand('extauthPutCustomer', { lua: PUT_CUSTOMER_LUA, numberOfKeys: 1 })
-  client.defineCommand('extauthPutCard', { lua: PUT_CARD_LUA, numberOfKeys: 2 })
-  client.defineCommand('extauthCardControls', { lua: CARD_CONTROLS_LUA, numberOfKeys: 3 })
+  client.defineCommand('extauthPutCustomer', { lua: PUT_CUSTOMER_LUA, numberOfKeys: 2 })
+  client.defineCommand('extauthPutCard', { lua: PUT_CARD_LUA, numberOfKeys: 3 })
+  client.defineCommand('extauthCardControls', { lua: CARD_CONTROLS_LUA, numberOfKeys: 4 })
   return client as unknown as ScriptCommands
 }
 
 export interface RedisStoreOptions {
   prefix: string
-  streamMaxLen?: number
+  /** EVENTS_BACKLOG_MAX: the outbox's bound over all buckets */
+  backlogMax?: number
   retentionMs?: number
   /**
    * Replicas that must hold an approval (and a deadline compensation) before it counts as done: after the
@@ -140,7 +142,7 @@ export interface RedisStoreOptions {
 export class RedisStore implements Store {
   readonly kind = 'redis' as const
   readonly client: Client
-  private readonly keys: Keys
+  readonly keys: Keys
   private readonly scripts: ScriptCommands
   private readonly streamMaxLen: number
   private readonly retentionMs: number
@@ -153,6 +155,9 @@ export class RedisStore implements Store {
   private readonly waitReplicas: number
   private readonly abandonWaitMs: number
 
+  /** called with the bucket of every event this store wrote (the local relay's hint) */
+  onEvent: ((bucket: number) => void) | null = null
+
   constructor (client: Client, opts: RedisStoreOptions) {
     if ((opts.waitReplicas ?? 0) > 0 && client instanceof Cluster) throw new Error('waitReplicas is not supported on a Redis Cluster')
     this.client = client
@@ -160,7 +165,7 @@ export class RedisStore implements Store {
     this.abandonWaitMs = opts.abandonWaitMs ?? 1000
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
-    this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+    this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
     this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
   }
 
@@ -217,6 +222,7 @@ export class RedisStore implements Store {
     const connection = this.connectionNow()
     const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined, string | undefined]
     const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null
+    if (replayed !== '1' && reason !== 'conflict') this.wrote(urn)
     if (code === '00' && this.waitReplicas > 0) {
       // Redis times a WAIT out on its own timer tick (up to 1/hz late, 100 ms by default): leave room for
       // the shortfall's reply to come back before the deadline guard answers in its place
@@ -244,6 +250,7 @@ export class RedisStore implements Store {
       3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen), input.tombstone === false ? '0' : '1'))
+    if (out !== 'untouched') this.wrote(urn)
     // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
     // survives on a replica: it counts as done only once replicated (else the compensator sends it again).
     if (this.waitReplicas > 0) await this.confirmReplicated(connection, this.abandonWaitMs, 'compensation')
@@ -284,8 +291,10 @@ export class RedisStore implements Store {
   private async cardControls (urn: string, last4: string, patch: ControlEntries | null): Promise<{ before: ControlEntries, after: ControlEntries }> {
     const k = this.keys
     const pairs = patch === null ? [] : patchToFields(patch).flat()
-    const out = await send(this.client, async () => await this.scripts.extauthCardControls(k.customer(urn), k.cards(urn), k.cardControls(urn, last4), last4, ...pairs)) as unknown[]
+    const out = await send(this.client, async () => await this.scripts.extauthCardControls(k.customer(urn), k.cards(urn), k.cardControls(urn, last4), k.stream(urn),
+      last4, urn, String(this.streamMaxLen), ...pairs)) as unknown[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
+    if (pairs.length > 0) this.wrote(urn)
     return { before: entriesFromFields(pairsToObject(out[1])), after: entriesFromFields(pairsToObject(out[2])) }
   }
 
@@ -298,14 +307,17 @@ export class RedisStore implements Store {
   }
 
   async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
-    await send(this.client, async () => await this.scripts.extauthPutCustomer(this.keys.customer(urn), patch.status ?? '',
-      patch.customerId === undefined ? '0' : '1', patch.customerId ?? ''))
+    await send(this.client, async () => await this.scripts.extauthPutCustomer(this.keys.customer(urn), this.keys.stream(urn), patch.status ?? '',
+      patch.customerId === undefined ? '0' : '1', patch.customerId ?? '', urn, String(this.streamMaxLen)))
+    this.wrote(urn)
     return await this.mustGetCustomer(urn)
   }
 
   async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
-    const out = await send(this.client, async () => await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), last4, status))
+    const out = await send(this.client, async () => await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), this.keys.stream(urn),
+      last4, status, urn, String(this.streamMaxLen)))
     if (out !== 'OK') reject(String(out) as StoreRejectionCode)
+    this.wrote(urn)
     return await this.mustGetCustomer(urn)
   }
 
@@ -330,21 +342,27 @@ export class RedisStore implements Store {
     }
   }
 
-  private async moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+  private async moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
     assertAmount(amount, kind)
     const k = this.keys
     const out = await send(this.client, async () => await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
-      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE), this.retentionSeconds)) as string[]
+      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE), this.retentionSeconds,
+      event?.type ?? '', event?.details !== undefined ? JSON.stringify(event.details) : '')) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
+    if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', available: Number(out[2]) }
   }
 
-  async credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
-    return await this.moneyOp('credit', urn, amount, reference)
+  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+    return await this.moneyOp('credit', urn, amount, reference, event)
   }
 
-  async debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
-    return await this.moneyOp('debit', urn, amount, reference)
+  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+    return await this.moneyOp('debit', urn, amount, reference, event)
+  }
+
+  private wrote (urn: string): void {
+    this.onEvent?.(bucketOf(urn))
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
@@ -365,16 +383,13 @@ export class RedisStore implements Store {
     const out = await send(this.client, async () => await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
       k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen))) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
+    if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }
   }
 
   async readDecisionStream (urn: string, count = 10000): Promise<Array<Record<string, string>>> {
     const entries = await this.client.xrange(this.keys.stream(urn), '-', '+', 'COUNT', count)
-    return entries.map(([id, fields]) => {
-      const o: Record<string, string> = { id }
-      for (let i = 0; i + 1 < fields.length; i += 2) o[fields[i] as string] = fields[i + 1] as string
-      return o
-    })
+    return entries.map(([id, fields]) => flatEvent(id, pairsToObject(fields)))
   }
 
   async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {

@@ -59,6 +59,8 @@ export interface DecisionMeta {
   currencyCode: string
   channel: string
   risk?: unknown
+  /** the request's fields as received (strings; no secret exists in it: last four digits only) */
+  request?: Record<string, string>
 }
 
 export interface AuthorizeResult {
@@ -107,6 +109,15 @@ export interface DecisionRecord {
   controlEntries: Array<[string, string]>
   /** the card control that declined, with the values it saw */
   control: ControlHit | null
+  /** what the store saw when it decided (absent on records written before these were kept) */
+  customerStatus?: string | null
+  cardStatus?: string | null
+  /** for 51: the available balance it saw */
+  availableSeen?: string | null
+  /** for a limit decline: the window's use before this transaction and its max */
+  limitSeen?: { ruleId: string, usedBefore: string, max: string } | null
+  /** the effective settings of the card controls that applied: e '1'|'0', p and d digits or '' (no limit) */
+  controlsSeen?: Record<string, { e: string, p: string, d: string }> | null
   /** when the store forgets this decision (epoch ms); null when not known */
   expiresAtMs?: number | null
 }
@@ -152,6 +163,13 @@ export interface MoneyOpResult {
   available: number
 }
 
+/** The event a credit or debit writes instead of funds.credited / funds.debited. */
+export interface MoneyEvent {
+  type: 'load.completed' | 'transfer.completed' | 'unload.completed' | 'funds.credited' | 'funds.debited'
+  /** strings only: the lifecycle's references (never a secret) */
+  details?: Record<string, string>
+}
+
 export interface ReversalResult {
   replayed: boolean
   released: number
@@ -168,11 +186,12 @@ export interface Store {
   putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer>
   putCard (urn: string, last4: string, status: CardStatus): Promise<Customer>
   getCustomer (urn: string): Promise<Customer | null>
-  credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult>
-  debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult>
+  /** `event` names the operation this money movement completes (its event type and details) */
+  credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult>
+  debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult>
   getDecision (urn: string, reference: string): Promise<DecisionRecord | null>
   reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult>
-  /** the approvals recorded in the decision stream of this urn's bucket (for audits and tests) */
+  /** the undelivered events of this urn's bucket, flattened (for audits and tests; see outbox-entry.ts) */
   readDecisionStream (urn: string, count?: number): Promise<Array<Record<string, string>>>
   /** stores `value` unless a record exists; returns the record that is there afterwards */
   createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
@@ -221,5 +240,8 @@ export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
  * (a DST change), and an hour more covers clock skew between instances.
  */
 export const CONTROL_DAILY_RETAIN_MS = 26 * 3600 * 1000
-/** Per-bucket cap of the decision stream (approximate trimming). */
-export const DECISION_STREAM_MAXLEN = 1000
+export { EVENTS_BACKLOG_MAX_DEFAULT } from '../domain/events.js'
+/** each of the 1,024 buckets' share of EVENTS_BACKLOG_MAX */
+export function backlogPerBucket (total: number): number {
+  return Math.max(1, Math.ceil(total / 1024))
+}

@@ -33,7 +33,7 @@ t.test('funds for exactly N debits, 20·N concurrent authorizations: exactly N a
   t.equal(codes.filter((c) => c === '00').length, N, 'exactly N approved')
   t.equal(codes.filter((c) => c === '51').length, 19 * N, 'the rest declined for funds')
   t.equal((await store.getCustomer(urn))?.available, 0, 'balance exactly 0')
-  const approvals = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision' && e.code === '00')
+  const approvals = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision.created' && e.code === '00')
   t.equal(approvals.length, N, 'the stream holds exactly N approvals')
 })
 
@@ -58,7 +58,7 @@ t.test('duplicate storm: every reference 3 times at once, debited once, identica
   }
   t.equal(approved, refs / 2, 'as many approved as the funds allow')
   t.equal((await store.getCustomer(urn))?.available, 0, 'each approved reference debited once')
-  const decisions = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision')
+  const decisions = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision.created')
   t.equal(decisions.length, refs, 'one decision per reference')
 })
 
@@ -99,7 +99,7 @@ t.test('a card control dailyMax under concurrency: 1,000 ECOM requests at once, 
   t.equal(answers.filter((a) => a.status !== 200).length, 0, 'every answer is a 200')
   t.equal(codes.filter((c) => c === '00').length, N, 'exactly N approved')
   t.equal(codes.filter((c) => c === '61').length, 1000 - N, 'the rest declined by the control')
-  const approvals = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision' && e.code === '00')
+  const approvals = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision.created' && e.code === '00')
   const sum = approvals.reduce((s, e) => s + Number(e.debit), 0)
   t.ok(sum <= dailyMax, `approved ${sum} within ${dailyMax}`)
   t.equal((await store.getCustomer(urn))?.available, 10_000_000 - N * amount)

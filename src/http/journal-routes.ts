@@ -1,0 +1,58 @@
+// Finding a decision (docs/operations/finding-a-decision.md): by reference alone, or searched by customer,
+// outcome, rule and time, newest first with a stable cursor.
+import type { FastifyInstance } from 'fastify'
+import { apiError } from '../errors.js'
+import { decodeCursor, type JournalReader } from '../journal/source.js'
+
+interface SearchQuery { urn?: string, code?: string, reason?: string, rule?: string, from?: string, to?: string, limit?: number, cursor?: string }
+
+function timeOf (v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined
+  const ms = Date.parse(v)
+  if (!/^\d{4}-\d\d-\d\dT/.test(v) || !Number.isFinite(ms)) throw apiError('VALIDATION', `${name} must be an ISO 8601 date-time`)
+  return ms
+}
+
+export async function journalRoutes (app: FastifyInstance, opts: { journal: JournalReader }): Promise<void> {
+  app.get<{ Params: { ref: string } }>('/admin/v1/decisions/:ref', {
+    schema: { params: { type: 'object', properties: { ref: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['ref'] } }
+  }, async (request) => {
+    const items = await opts.journal.byReference(request.params.ref)
+    if (items.length === 0) throw apiError('DECISION_NOT_FOUND', `no decision with reference ${request.params.ref}`)
+    return { items }
+  })
+
+  app.get<{ Querystring: SearchQuery }>('/admin/v1/decisions', {
+    schema: {
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          urn: { type: 'string', minLength: 1, maxLength: 20 },
+          code: { type: 'string', pattern: '^[0-9]{2}$' },
+          reason: { type: 'string', minLength: 1, maxLength: 40 },
+          rule: { type: 'string', minLength: 1, maxLength: 100 },
+          from: { type: 'string', maxLength: 40 },
+          to: { type: 'string', maxLength: 40 },
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          cursor: { type: 'string', maxLength: 400 }
+        }
+      }
+    }
+  }, async (request) => {
+    const q = request.query
+    if (q.cursor !== undefined && decodeCursor(q.cursor) === null) throw apiError('VALIDATION', 'cursor is not one this API gave')
+    const fromMs = timeOf(q.from, 'from')
+    const toMs = timeOf(q.to, 'to')
+    return await opts.journal.search({
+      limit: q.limit ?? 20,
+      ...(q.urn !== undefined ? { urn: q.urn } : {}),
+      ...(q.code !== undefined ? { code: q.code } : {}),
+      ...(q.reason !== undefined ? { reason: q.reason } : {}),
+      ...(q.rule !== undefined ? { rule: q.rule } : {}),
+      ...(fromMs !== undefined ? { fromMs } : {}),
+      ...(toMs !== undefined ? { toMs } : {}),
+      ...(q.cursor !== undefined ? { cursor: q.cursor } : {})
+    })
+  })
+}

@@ -1,0 +1,49 @@
+// A stored decision record read as a journal entry (src/domain/journal.ts), the one shape the export, the
+// admin lookups and the backtest share.
+import type { JournalEntry } from '../domain/journal.js'
+import type { DecisionRecord } from '../store/types.js'
+
+export interface StoredJournalEntry extends JournalEntry {
+  /** what the store had decided before the deadline guard answered 05 */
+  decidedCode?: string | null
+  /** the part of the hold given back by a reversal or a deadline release */
+  released?: number
+}
+
+const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null)
+const limitOf = (v: string): number | null => (v === '' ? null : Number(v))
+
+export function journalEntryOf (rec: DecisionRecord): StoredJournalEntry {
+  const meta = rec.meta
+  const request = meta?.request ?? (meta !== null
+    ? { urn: rec.urn, transactionReferenceNumber: rec.reference, last4Digits: rec.last4, transactionAmount: meta.transactionAmount, currencyCode: meta.currencyCode, channel: meta.channel }
+    : { urn: rec.urn, transactionReferenceNumber: rec.reference, last4Digits: rec.last4 })
+  const c = rec.control
+  const controls = rec.controlsSeen != null
+    ? Object.fromEntries(Object.entries(rec.controlsSeen).map(([kind, s]) => [kind, { enabled: s.e === '1', perTransactionMax: limitOf(s.p), dailyMax: limitOf(s.d) }]))
+    : null
+  return {
+    v: 1,
+    urn: rec.urn,
+    reference: rec.reference,
+    last4: rec.last4,
+    request,
+    arrivedAt: iso(rec.arrivedAtMs) ?? new Date(0).toISOString(),
+    decidedAt: iso(rec.decidedAtMs),
+    code: rec.code,
+    reason: rec.reason,
+    ruleId: rec.ruleId,
+    control: c === null ? null : { kind: c.control, check: c.check, limit: c.limit ?? null, totalBefore: c.totalBefore ?? null, debit: c.debit },
+    limit: rec.limitSeen != null ? { ruleId: rec.limitSeen.ruleId, usedBefore: Number(rec.limitSeen.usedBefore), max: Number(rec.limitSeen.max) } : null,
+    availableSeen: rec.availableSeen != null ? Number(rec.availableSeen) : null,
+    debit: Number(rec.debit),
+    shadowHits: [...(meta?.shadowHits ?? []).map((h) => h.ruleId), ...rec.shadowLimitHits],
+    rulesVersion: meta?.rulesVersion ?? '',
+    controls,
+    customerStatus: rec.customerStatus ?? null,
+    cardStatus: rec.cardStatus ?? null,
+    answeredOnDeadline: rec.answeredOnDeadline,
+    ...(rec.decidedCode !== null ? { decidedCode: rec.decidedCode } : {}),
+    ...(Number(rec.released) > 0 ? { released: Number(rec.released) } : {})
+  }
+}
