@@ -17,7 +17,7 @@ import { runBacktest, type BacktestResult } from './backtest/engine.js'
 import { defaultWorkers, runBacktestParallel } from './backtest/parallel.js'
 import { JournalLineError, NdjsonJournal, type BacktestSource } from './backtest/ndjson-source.js'
 import { formatReport, hasChanges } from './backtest/report.js'
-import { decisionsCli, EXPORT_USAGE } from './journal/export-cli.js'
+import { decisionsCli, EXPORT_USAGE, openRedisJournal } from './journal/export-cli.js'
 
 export interface CliIo {
   out: (line: string) => void
@@ -74,7 +74,7 @@ export async function main (argv: string[], io: CliIo = {
   out: (l) => { process.stdout.write(l + '\n') },
   err: (l) => { process.stderr.write(l + '\n') },
   env: process.env
-}, deps: CliDeps = {}): Promise<number> {
+}, deps: CliDeps = { redisJournal: openRedisJournal }): Promise<number> {
   if (argv[0] === 'decisions') return await decisionsCli(argv.slice(1), io)
   let parsed
   try {

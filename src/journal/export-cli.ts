@@ -37,25 +37,17 @@ export async function decisionsCli (argv: string[], io: Io): Promise<number> {
     io.err('usage:\n' + EXPORT_USAGE)
     return 2
   }
-  // only the store's variables: an export needs none of the service's own settings
-  const url = io.env.REDIS_URL ?? ''
-  const nodes = (io.env.REDIS_CLUSTER_NODES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
-    .map((n) => /^(.+):(\d{1,5})$/.exec(n)).map((m) => (m === null ? null : { host: m[1] as string, port: Number(m[2]) }))
-  if ((url === '') === (nodes.length === 0) || nodes.includes(null)) {
-    io.err('set REDIS_URL or REDIS_CLUSTER_NODES (host:port,...) to the store to export from')
+  let opened: OpenedRedisJournal
+  try {
+    opened = await openRedisJournal(io.env)
+  } catch (err) {
+    io.err((err as Error).message)
     return 2
   }
-  const prefix = io.env.REDIS_KEY_PREFIX ?? 'extauth:'
-  const client = createRedisClient({
-    ...(url !== '' ? { url } : { clusterNodes: nodes as Array<{ host: string, port: number }> }),
-    commandTimeoutMs: 30_000
-  })
-  const store = new RedisStore(client, { prefix })
   const out: Writable = values.out !== undefined ? createWriteStream(values.out) : process.stdout
   const started = Date.now()
   try {
-    await store.connect()
-    const n = await exportJournal(new RedisJournal(client, prefix), fromMs, toMs, out, (k) => { io.err(`${k} decisions…`) })
+    const n = await exportJournal(opened.source, fromMs, toMs, out, (k) => { io.err(`${k} decisions…`) })
     if (out !== process.stdout) { out.end(); await once(out, 'finish') }
     io.err(`exported ${n} decision(s) in ${((Date.now() - started) / 1000).toFixed(1)} s`)
     return 0
@@ -63,6 +55,33 @@ export async function decisionsCli (argv: string[], io: Io): Promise<number> {
     io.err(`export failed: ${(err as Error).message}`)
     return 1
   } finally {
-    await store.close()
+    await opened.close()
   }
+}
+
+export interface OpenedRedisJournal {
+  source: RedisJournal
+  close: () => Promise<void>
+}
+
+/**
+ * The decision journal in the Redis the environment names (REDIS_URL or REDIS_CLUSTER_NODES, and
+ * REDIS_KEY_PREFIX): only the store's variables, none of the service's own settings. Rejects with a usage
+ * line when they are missing or malformed.
+ */
+export async function openRedisJournal (env: Record<string, string | undefined>): Promise<OpenedRedisJournal> {
+  const url = env.REDIS_URL ?? ''
+  const nodes = (env.REDIS_CLUSTER_NODES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+    .map((n) => /^(.+):(\d{1,5})$/.exec(n)).map((m) => (m === null ? null : { host: m[1] as string, port: Number(m[2]) }))
+  if ((url === '') === (nodes.length === 0) || nodes.includes(null)) {
+    throw new Error('set REDIS_URL or REDIS_CLUSTER_NODES (host:port,...) to the store to read decisions from')
+  }
+  const prefix = env.REDIS_KEY_PREFIX ?? 'extauth:'
+  const client = createRedisClient({
+    ...(url !== '' ? { url } : { clusterNodes: nodes as Array<{ host: string, port: number }> }),
+    commandTimeoutMs: 30_000
+  })
+  const store = new RedisStore(client, { prefix })
+  await store.connect()
+  return { source: new RedisJournal(client, prefix), close: async () => { await store.close() } }
 }

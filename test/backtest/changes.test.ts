@@ -292,7 +292,7 @@ t.test('the command: usage and journal errors', async t => {
   t.equal((await cli(['--rules', defaultRulesDir, '--from', '2026-11-02T00:00:00Z', '--to', '2026-11-01T00:00:00Z'])).code, 2, 'from after to')
   const noRedis = await cli(['--rules', defaultRulesDir, ...range], { RULES_DIR: defaultRulesDir })
   t.equal(noRedis.code, 2)
-  t.same(noRedis.err, ['reading Redis needs the journal (decisions export); use --journal'])
+  t.match(noRedis.err, [/^cannot read the journal from Redis: set REDIS_URL or REDIS_CLUSTER_NODES/], 'without --journal it reads Redis, and says which variables name it')
   const missing = await cli(['--rules', defaultRulesDir, ...range, '--journal', '/nonexistent/journal.ndjson'], { RULES_DIR: defaultRulesDir })
   t.equal(missing.code, 2)
   t.match(missing.err.at(-1), /cannot read the journal .*ENOENT/)
