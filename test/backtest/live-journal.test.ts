@@ -12,6 +12,7 @@ import { effectiveControls, OPEN_CONTROLS, type ControlKind } from '../../src/co
 import { runBacktest } from '../../src/backtest/engine.js'
 import { loadRuleSet } from '../../src/rules/load.js'
 import { main } from '../../src/cli.js'
+import { MemoryJournal } from '../../src/journal/source.js'
 import { defaultRulesDir, editedRules, memorySource, tempDir, writeNdjson } from './helpers.js'
 
 const TZ = 'Asia/Kolkata'
@@ -134,6 +135,18 @@ t.test('generated traffic through the live endpoint, replayed: every decision re
   t.same(report.baseline.unreproduced, [], 'every recorded decision reproduced')
   t.equal(report.baseline.reproduced, entries.length)
   t.same(report.changed, [], 'the same rules change nothing')
+
+  // The journal's own reader (what `extauth decisions export` writes) reproduces every decision too: each
+  // field the replay needs is in the stored record.
+  const recorded: JournalEntry[] = []
+  for await (const e of new MemoryJournal(store).read(fromMs, toMs)) recorded.push(e)
+  t.equal(recorded.length, entries.length, 'the journal holds every decision')
+  t.same(recorded.map(e => [e.reference, e.code, e.reason, e.customerStatus, e.cardStatus]), entries.map(e => [e.reference, e.code, e.reason, e.customerStatus,
+    // a customer refused before its card is looked at: the store never read the card
+    ['customer_blocked', 'customer_closed', 'unknown_urn'].includes(e.reason) ? null : e.cardStatus]),
+    'the journal records what the test saw, decision by decision')
+  const fromJournal = await runBacktest({ source: memorySource(recorded), candidate: set, baseline: set, baselineMode: 'recorded', fromMs, toMs, timezone: TZ })
+  t.same(fromJournal.report.baseline.unreproduced, [], 'the recorded journal reproduces every decision')
 
   // Through the command, from an export file: the same.
   const dir = await tempDir(t)
