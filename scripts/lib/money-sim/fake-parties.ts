@@ -1,0 +1,170 @@
+// In-process stand-ins for the payment gateway and the prepaid platform, at the adapters' interfaces. Each
+// keeps its own ledger (the card charged, the money moved), which outlives our process, so the simulation can
+// check every lifecycle record against what the party actually did. Their calls wait in the scheduler like
+// the store's, and can time out, answer 500 or garbage, be lost after the party acted, or never be sent. The
+// adapters' own reading of a 500 or of garbage (`interpret` and the parsers) decides what the service sees.
+import type { GatewayAdapter, AuthorizeResult, OtpResult, PreAuthResult } from '../../../src/adapters/gateway.js'
+import type { PrepaidAdapter, TransferResult } from '../../../src/adapters/prepaid.js'
+import { gatewayCodeMeaning } from '../../../src/adapters/gateway-codes.js'
+import type { GatewayDeclined } from '../../../src/adapters/gateway-parse.js'
+import { parseOtpAnswer, parseTxnAnswer } from '../../../src/adapters/gateway-parse.js'
+import { parseTokenAnswer } from '../../../src/adapters/prepaid-parse.js'
+import { interpret, type Parsed } from '../../../src/adapters/http.js'
+import { failed, type Answer, type Failed } from '../../../src/adapters/result.js'
+import { walletCodeDescription, walletCodeFamily } from '../../../src/adapters/wallet-codes.js'
+import type { ProcessHandle, SimContext } from './context.js'
+
+export const SIM_OTP = '246810'
+
+export interface GatewayLoad {
+  pgTransactionId: string
+  amount: number
+  verified: boolean
+  /** the card was charged (authorize approved) */
+  charged: boolean
+  /** the authorize was declined */
+  declined: boolean
+}
+
+export interface PlatformTransfer {
+  fromUrn: string
+  toUrn: string
+  amount: number
+  /** moved: the platform took it; declined: it refused it */
+  outcome: 'moved' | 'declined'
+}
+
+/** The parties' own books: what they did, whatever we heard of it. */
+export class PartyBooks {
+  readonly loads = new Map<string, GatewayLoad>()
+  readonly transfers = new Map<string, PlatformTransfer>()
+  private seq = 0
+  nextId (): string { return String(++this.seq).padStart(10, '0') }
+}
+
+const PARTY_FAULTS = ['party-timeout', 'party-500', 'party-garbage', 'party-lost', 'party-not-sent'] as const
+
+function gatewayDeclined (code: string, description: string, status: string): GatewayDeclined {
+  const m = gatewayCodeMeaning(code, description)
+  return { kind: 'declined', code, description, status, family: m.family, retryable: m.retryable, ...(m.previously !== undefined ? { previously: m.previously } : {}) }
+}
+
+/**
+ * One party call through the scheduler. `act` is the party doing its work and answering; `parse` is how the
+ * adapter reads a body, used for the 500 and garbage faults.
+ */
+function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, act: () => R, parse: (json: unknown) => Parsed<Answer>): Promise<R | Failed> {
+  if (!proc.alive) return new Promise(() => {})
+  return new Promise((resolve) => {
+    sim.scheduler.add({
+      owner: proc.id,
+      label,
+      run: async () => {
+        sim.counts.partyCalls++
+        const fault = sim.fault(PARTY_FAULTS)
+        switch (fault) {
+          case 'party-not-sent':
+            resolve(failed('transport', { retryable: true, sent: false, attempts: 1, detail: 'ECONNREFUSED' }))
+            return
+          case 'party-500':
+            resolve(interpret({ kind: 'response', status: 500, json: undefined, attempts: 1 }, parse) as Failed)
+            return
+          case 'party-timeout':
+            // the request may or may not have been processed before the time ran out
+            if (sim.rnd() < 0.5) act()
+            resolve(failed('timeout', { retryable: true, sent: true, attempts: 1, detail: 'UND_ERR_HEADERS_TIMEOUT' }))
+            return
+          case 'party-lost':
+            act()
+            resolve(failed('transport', { retryable: true, sent: true, attempts: 1, detail: 'ECONNRESET' }))
+            return
+          case 'party-garbage':
+            act()
+            resolve(interpret({ kind: 'response', status: 200, json: { unexpected: 'shape' }, attempts: 1 }, parse) as R | Failed)
+            return
+          default:
+            resolve(act())
+        }
+      },
+      orphan: async () => {
+        if (sim.rnd() < 0.5) act()
+      }
+    })
+  })
+}
+
+export function fakeGateway (sim: SimContext, proc: ProcessHandle, books: PartyBooks, approveRate = 0.85): GatewayAdapter {
+  const otpOk = (l: GatewayLoad): OtpResult => ({ kind: 'ok', pgTransactionId: l.pgTransactionId, validityPeriodMin: 5 })
+  const unsupported = async (): Promise<PreAuthResult> => gatewayDeclined('02', 'Invalid Command', 'failed')
+  return {
+    async generateOtp (input) {
+      return await partyCall(sim, proc, 'gateway.generateOtp', () => {
+        let l = books.loads.get(input.merchantReferenceNo)
+        if (l === undefined) {
+          l = { pgTransactionId: `PG${books.nextId()}`, amount: input.amount, verified: false, charged: false, declined: false }
+          books.loads.set(input.merchantReferenceNo, l)
+        }
+        return otpOk(l)
+      }, parseOtpAnswer) as OtpResult
+    },
+    async resendOtp (input) {
+      return await partyCall(sim, proc, 'gateway.resendOtp', () => {
+        const l = books.loads.get(input.merchantReferenceNo)
+        return l === undefined ? gatewayDeclined('07', 'Invalid Parameter', 'failed') : otpOk(l)
+      }, parseOtpAnswer) as OtpResult
+    },
+    async verifyOtp (input) {
+      return await partyCall(sim, proc, 'gateway.verifyOtp', () => {
+        const l = books.loads.get(input.merchantReferenceNo)
+        if (l === undefined || l.pgTransactionId !== input.pgTransactionId) return gatewayDeclined('07', 'Invalid Parameter', 'failed')
+        if (input.otp !== SIM_OTP) return gatewayDeclined('450', 'Invalid OTP', 'failed')
+        l.verified = true
+        return { kind: 'ok' as const, pgTransactionId: l.pgTransactionId, authResponseCode: '00' }
+      }, parseOtpAnswer) as OtpResult
+    },
+    async authorize (input) {
+      return await partyCall(sim, proc, 'gateway.authorize', (): AuthorizeResult => {
+        const l = books.loads.get(input.merchantReferenceNo)
+        if (l === undefined || !l.verified) return gatewayDeclined('07', 'Invalid Parameter', 'failed')
+        if (l.charged || l.declined) return gatewayDeclined('96', l.charged ? 'PREVIOUSLY AUTHORIZED' : 'PREVIOUSLY DECLINED', 'failed')
+        // the issuer's answer is the party's own; drawn from the seed when first asked
+        if (sim.rnd() < approveRate) {
+          l.charged = true
+          return { kind: 'ok', transactionId: l.pgTransactionId, status: '50020' }
+        }
+        l.declined = true
+        return gatewayDeclined('51', 'DECLINED (insufficient funds)', 'failed')
+      }, parseTxnAnswer) as AuthorizeResult
+    },
+    preAuthCompletion: unsupported,
+    preAuthCancellation: unsupported,
+    async close () {}
+  }
+}
+
+export function fakePrepaid (sim: SimContext, proc: ProcessHandle, books: PartyBooks, approveRate = 0.9): PrepaidAdapter {
+  const notUsed = async (): Promise<never> => { throw new Error('the simulation drives transfers only') }
+  return {
+    encrypt: notUsed,
+    decrypt: notUsed,
+    fundTransfer: notUsed,
+    async transfer (input) {
+      return await partyCall(sim, proc, 'prepaid.transfer', (): TransferResult => {
+        const declined = (code: string): TransferResult => ({ kind: 'declined', code, description: walletCodeDescription(code), family: walletCodeFamily(code), retryable: false, clientTxnId: input.clientTxnId })
+        if (books.transfers.has(input.clientTxnId)) return declined('1054')
+        const moved = sim.rnd() < approveRate
+        books.transfers.set(input.clientTxnId, { fromUrn: input.from.urn ?? '', toUrn: input.to.urn ?? '', amount: input.amount, outcome: moved ? 'moved' : 'declined' })
+        if (!moved) return declined('6919')
+        return {
+          kind: 'ok',
+          clientTxnId: input.clientTxnId,
+          ledgerTransactionId: `L${books.nextId()}`,
+          transactionAmount: input.amount,
+          senders: [{ urn: input.from.urn, transactionAmount: input.amount }],
+          receivers: [{ urn: input.to.urn, transactionAmount: input.amount }]
+        }
+      }, parseTokenAnswer) as TransferResult
+    },
+    async close () {}
+  }
+}

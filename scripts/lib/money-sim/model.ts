@@ -1,0 +1,262 @@
+// The reference model of the money simulation: what every store operation must do, written from the
+// README's rules as plain data, without the stores' code. The simulation applies each store call to the
+// model at the instant the real store executes it, and compares the two answers; the state of both is
+// compared after every step.
+import type { CardStatus, CustomerStatus } from '../../../src/store/types.js'
+
+export const MAX_AMOUNT = 999_999_999_999_999
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
+
+/** The rule set the simulation runs with, as rule files say it, and as the model computes it. */
+export const SIM_RULES = [
+  { id: 'sim-block-gambling', when: { mcc: { eq: '7995' } }, then: { decline: '05' } },
+  { id: 'sim-atm-count', when: { channel: { eq: 'ATM' } }, limit: { measure: 'count', per: 'card', window: '1h', max: 3 }, then: { decline: '65' } },
+  { id: 'sim-day-amount', when: { debitAmount: { gte: 0 } }, limit: { measure: 'amount', per: 'urn', window: 'day', max: 30_000 }, then: { decline: '61' } },
+  { id: 'sim-ecom-month-shadow', mode: 'shadow', when: { channel: { eq: 'ECOM' } }, limit: { measure: 'count', per: 'urn', window: 'month', max: 2 }, then: { decline: '65' } }
+] as const
+
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+export interface ModelLimit {
+  ruleId: string
+  per: 'urn' | 'card'
+  measure: 'count' | 'amount'
+  enforce: boolean
+  max: number
+  code: string
+  applies: (r: ModelAuth) => boolean
+  windowStart: (nowMs: number) => number
+  retainMs: number
+}
+
+/** The limits of SIM_RULES, computed here (UTC calendar). */
+export const MODEL_LIMITS: ModelLimit[] = [
+  { ruleId: 'sim-atm-count', per: 'card', measure: 'count', enforce: true, max: 3, code: '65', applies: (r) => r.channel === 'ATM', windowStart: (now) => now - HOUR, retainMs: HOUR },
+  { ruleId: 'sim-day-amount', per: 'urn', measure: 'amount', enforce: true, max: 30_000, code: '61', applies: () => true, windowStart: (now) => Math.floor(now / DAY) * DAY, retainMs: 25 * HOUR },
+  {
+    ruleId: 'sim-ecom-month-shadow',
+    per: 'urn',
+    measure: 'count',
+    enforce: false,
+    max: 2,
+    code: '65',
+    applies: (r) => r.channel === 'ECOM',
+    windowStart: (now) => { const d = new Date(now); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) },
+    retainMs: 31 * DAY + HOUR
+  }
+]
+
+export interface ModelAuth {
+  urn: string
+  reference: string
+  last4: string
+  debit: number
+  channel: string
+  mcc: string
+  nowMs: number
+}
+
+export interface ModelCustomer { status: CustomerStatus, available: number, cards: Map<string, CardStatus> }
+
+export interface ModelDecision {
+  urn: string
+  reference: string
+  last4: string
+  debit: number
+  code: string
+  reason: string
+  attempt: string
+  answeredOnDeadline: boolean
+  held: number
+  released: number
+  reversal: { requested: number | null, amount: number } | null
+  /** the windows this decision has an entry in */
+  windows: string[]
+  atMs: number
+}
+
+export interface WindowEntry { reference: string, amount: number, atMs: number }
+
+/** What a store call must answer: a value, or a rejection with a code ('INVALID' for any refusal of bad input). */
+export type Expect<T> = { ok: T } | { err: string }
+
+const k2 = (a: string, b: string): string => JSON.stringify([a, b])
+
+export function windowId (ruleId: string, urn: string, last4: string | null): string {
+  return JSON.stringify([ruleId, urn, last4])
+}
+
+function safeAmount (n: number): boolean {
+  return Number.isSafeInteger(n) && n > 0 && n <= MAX_AMOUNT
+}
+
+export class Model {
+  readonly customers = new Map<string, ModelCustomer>()
+  readonly decisions = new Map<string, ModelDecision>()
+  readonly moneyOps = new Map<string, number>()
+  readonly windows = new Map<string, WindowEntry[]>()
+
+  decision (urn: string, reference: string): ModelDecision | undefined {
+    return this.decisions.get(k2(urn, reference))
+  }
+
+  moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): number | undefined {
+    return this.moneyOps.get(JSON.stringify([urn, kind, reference]))
+  }
+
+  private used (l: ModelLimit, urn: string, last4: string, nowMs: number): { count: number, amount: number } {
+    const entries = this.windows.get(windowId(l.ruleId, urn, l.per === 'card' ? last4 : null)) ?? []
+    const start = l.windowStart(nowMs)
+    let count = 0
+    let amount = 0
+    for (const e of entries) {
+      if (e.atMs >= start) { count++; amount += e.amount }
+    }
+    return { count, amount }
+  }
+
+  authorize (r: ModelAuth, attempt: string, storeLate: boolean): Expect<{ code: string, reason: string, replayed: boolean }> {
+    const key = k2(r.urn, r.reference)
+    const d = this.decisions.get(key)
+    if (d !== undefined) {
+      if (d.debit !== r.debit || d.last4 !== r.last4) return { ok: { code: '05', reason: 'conflict', replayed: false } }
+      if (!d.answeredOnDeadline) d.attempt = attempt
+      return { ok: { code: d.code, reason: d.reason, replayed: true } }
+    }
+    let code = '00'
+    let reason = 'approved'
+    const c = this.customers.get(r.urn)
+    if (c === undefined) { code = '14'; reason = 'unknown_urn' } else if (c.status !== 'ACTIVE') {
+      code = '05'; reason = c.status === 'BLOCKED' ? 'customer_blocked' : 'customer_closed'
+    } else {
+      const card = c.cards.get(r.last4)
+      if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && c.cards.size > 0) { code = '14'; reason = 'card_unknown' } else if (r.mcc === '7995') { code = '05'; reason = 'rule' }
+    }
+    const limits = MODEL_LIMITS.filter((l) => l.applies(r))
+    if (code === '00') {
+      for (const l of limits) {
+        if (!l.enforce) continue
+        const u = this.used(l, r.urn, r.last4, r.nowMs)
+        const would = l.measure === 'count' ? u.count + 1 : u.amount + r.debit
+        if (would > l.max) { code = l.code; reason = 'limit'; break }
+      }
+    }
+    if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
+    if (storeLate) { code = '05'; reason = 'deadline' }
+    const nd: ModelDecision = {
+      urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt,
+      answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs
+    }
+    if (code === '00') {
+      (c as ModelCustomer).available -= r.debit
+      nd.held = r.debit
+      for (const l of limits) {
+        const w = windowId(l.ruleId, r.urn, l.per === 'card' ? r.last4 : null)
+        let list = this.windows.get(w)
+        if (list === undefined) this.windows.set(w, list = [])
+        list.push({ reference: r.reference, amount: r.debit, atMs: r.nowMs })
+        nd.windows.push(w)
+      }
+    }
+    this.decisions.set(key, nd)
+    return { ok: { code, reason, replayed: false } }
+  }
+
+  private dropEntries (d: ModelDecision): void {
+    for (const w of d.windows) {
+      const list = this.windows.get(w) ?? []
+      const i = list.findIndex((e) => e.reference === d.reference)
+      if (i >= 0) list.splice(i, 1)
+    }
+    d.windows = []
+  }
+
+  abandon (urn: string, reference: string, attempt: string, last4: string, debit: number, nowMs: number): Expect<string> {
+    const key = k2(urn, reference)
+    const d = this.decisions.get(key)
+    if (d === undefined) {
+      this.decisions.set(key, {
+        urn, reference, last4, debit, code: '05', reason: 'deadline', attempt, answeredOnDeadline: true,
+        held: 0, released: 0, reversal: null, windows: [], atMs: nowMs
+      })
+      return { ok: 'tombstoned' }
+    }
+    if (d.attempt !== attempt || d.answeredOnDeadline) return { ok: 'untouched' }
+    const c = this.customers.get(urn)
+    if (c !== undefined) c.available += d.held
+    d.released += d.held
+    d.held = 0
+    this.dropEntries(d)
+    d.code = '05'
+    d.reason = 'deadline'
+    d.answeredOnDeadline = true
+    return { ok: 'released' }
+  }
+
+  reverse (urn: string, reference: string, amount: number | null): Expect<{ released: number, replayed: boolean }> {
+    if (amount !== null && !safeAmount(amount)) return { err: 'INVALID' }
+    const d = this.decisions.get(k2(urn, reference))
+    if (d === undefined) return { err: 'DECISION_NOT_FOUND' }
+    if (d.reversal !== null) {
+      if (d.reversal.requested === amount) return { ok: { released: d.reversal.amount, replayed: true } }
+      return { err: 'ALREADY_REVERSED' }
+    }
+    if (d.code !== '00') return { err: 'NOT_APPROVED' }
+    const amt = amount ?? d.held
+    if (amt > d.held) return { err: 'EXCEEDS_HOLD' }
+    const c = this.customers.get(urn)
+    if (c !== undefined) c.available += amt
+    d.held -= amt
+    d.released += amt
+    d.reversal = { requested: amount, amount: amt }
+    // the window keeps what is still held: a whole reversal takes the entry out
+    for (const w of d.windows) {
+      const e = (this.windows.get(w) ?? []).find((x) => x.reference === reference)
+      if (e !== undefined) e.amount = d.held
+    }
+    if (d.held === 0) this.dropEntries(d)
+    return { ok: { released: amt, replayed: false } }
+  }
+
+  money (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): Expect<{ replayed: boolean, available: number }> {
+    if (!safeAmount(amount)) return { err: 'INVALID' }
+    const c = this.customers.get(urn)
+    if (c === undefined) return { err: 'CUSTOMER_NOT_FOUND' }
+    const key = JSON.stringify([urn, kind, reference])
+    const prior = this.moneyOps.get(key)
+    if (prior !== undefined) return prior === amount ? { ok: { replayed: true, available: c.available } } : { err: 'REFERENCE_CONFLICT' }
+    if (kind === 'debit' && amount > c.available) return { err: 'INSUFFICIENT_FUNDS' }
+    if (kind === 'credit' && c.available + amount > MAX_BALANCE) return { err: 'BALANCE_LIMIT' }
+    c.available += kind === 'credit' ? amount : -amount
+    this.moneyOps.set(key, amount)
+    return { ok: { replayed: false, available: c.available } }
+  }
+
+  putCustomer (urn: string, status: CustomerStatus | undefined): Expect<{ status: CustomerStatus, available: number }> {
+    let c = this.customers.get(urn)
+    if (c === undefined) this.customers.set(urn, c = { status: 'ACTIVE', available: 0, cards: new Map() })
+    if (status !== undefined) c.status = status
+    return { ok: { status: c.status, available: c.available } }
+  }
+
+  putCard (urn: string, last4: string, status: CardStatus): Expect<{ cards: Record<string, CardStatus> }> {
+    const c = this.customers.get(urn)
+    if (c === undefined) return { err: 'CUSTOMER_NOT_FOUND' }
+    c.cards.set(last4, status)
+    return { ok: { cards: Object.fromEntries(c.cards) } }
+  }
+
+  /** The entries a window must hold at `nowMs`: the approved, unreleased decisions younger than its retention. */
+  windowEntries (w: string, retainMs: number, nowMs: number): WindowEntry[] {
+    return (this.windows.get(w) ?? []).filter((e) => e.atMs >= nowMs - retainMs)
+  }
+
+  /** Net amount a card-lifecycle operation moved for one customer, from the money operations alone. */
+  net (urn: string, credits: string[], debits: string[]): number {
+    let n = 0
+    for (const r of credits) n += this.moneyOp(urn, 'credit', r) ?? 0
+    for (const r of debits) n -= this.moneyOp(urn, 'debit', r) ?? 0
+    return n
+  }
+}
