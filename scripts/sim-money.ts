@@ -17,7 +17,9 @@ const { values } = parseArgs({
     'redis-url': { type: 'string' },
     'fault-rate': { type: 'string' },
     'kill-rate': { type: 'string' },
-    all: { type: 'boolean', default: false }
+    all: { type: 'boolean', default: false },
+    /** prints the calls, faults and kills whose line contains this text (e.g. a reference) */
+    trace: { type: 'string' }
   }
 })
 
@@ -30,6 +32,7 @@ if (values['kill-rate'] !== undefined) env.SIM_KILL_RATE = values['kill-rate']
 const opts = optionsFromEnv(env, {
   off: parseOff(values.off),
   stopOnViolation: values.all !== true,
+  trace: values.trace !== undefined,
   progress: (line) => { process.stderr.write(line + '\n') },
   progressEvery: 10_000
 })
@@ -37,5 +40,8 @@ if (!['memory', 'redis'].includes(opts.store)) throw new Error(`--store: memory 
 process.stderr.write(`money simulation: seed ${opts.seed}, ${opts.steps} steps on ${opts.store}\n`)
 const url = values['redis-url'] ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const result = await runSimulation(opts, opts.store === 'memory' ? memoryStore() : redisStore(url))
+if (values.trace !== undefined) {
+  for (const line of result.trace ?? []) if (line.includes(values.trace) || line.startsWith('step ')) process.stdout.write(line + '\n')
+}
 process.stdout.write(summarize(result, opts) + '\n')
 process.exitCode = result.violations.length > 0 ? 1 : 0

@@ -32,6 +32,8 @@ export interface SimResult {
   store: string
   stepsRun: number
   counts: Counts & { kills: number }
+  /** transfers the platform took whose answer was lost: held, waiting for an operator (README) */
+  reconcile: number
   violations: Violation[]
   elapsedMs: number
   trace: string[] | null
@@ -129,10 +131,11 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
       })
     })
   }
-  const checkEnv: CheckEnv = { sim, raw, books }
+  const checkEnv: CheckEnv = { sim, raw, books, reconcile: new Set() }
 
   const kill = async (): Promise<void> => {
     counts.kills++
+    sim.trace?.push(`step ${sim.step}: kill process ${proc.id}`)
     counts.faults.kill = (counts.faults.kill ?? 0) + 1
     const dead = proc
     // the restarted process is there before the clients notice the death, and repeat their calls to it
@@ -202,6 +205,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
       clock.advance(intBetween(rnd, 20, 2_000))
       const op = pickOp()
       sim.opName = op.kind
+      sim.trace?.push(`step ${i}: ${op.kind}`)
       counts.ops[op.kind] = (counts.ops[op.kind] ?? 0) + 1
       const before = op.kind === 'auth-repeat' ? recent.length : -1
       const lastBefore = new Map<string, ReturnType<typeof lastAnswer>>()
@@ -247,7 +251,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     await proc.kill()
     await sut.close()
   }
-  return { seed: opts.seed, store: opts.store, stepsRun, counts, violations, elapsedMs: Date.now() - started, trace: sim.trace }
+  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 
 function lastAnswer (sim: SimContext, urn: string, reference: string): ReturnType<SimContext['answers']['get']> extends Array<infer D> | undefined ? D | undefined : never {

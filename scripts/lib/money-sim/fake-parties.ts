@@ -13,6 +13,7 @@ import { interpret, type Parsed } from '../../../src/adapters/http.js'
 import { failed, type Answer, type Failed } from '../../../src/adapters/result.js'
 import { walletCodeDescription, walletCodeFamily } from '../../../src/adapters/wallet-codes.js'
 import type { ProcessHandle, SimContext } from './context.js'
+import { PARTY_FAULT_MODES, type FaultKind, type PartyFaultMode } from './options.js'
 
 export const SIM_OTP = '246810'
 
@@ -42,7 +43,9 @@ export class PartyBooks {
   nextId (): string { return String(++this.seq).padStart(10, '0') }
 }
 
-const PARTY_FAULTS = ['party-timeout', 'party-500', 'party-garbage', 'party-lost', 'party-not-sent'] as const
+const faultsOf = (party: 'gateway' | 'prepaid'): FaultKind[] => PARTY_FAULT_MODES.map((m) => `${party}-${m}` as FaultKind)
+const GATEWAY_FAULTS = faultsOf('gateway')
+const PREPAID_FAULTS = faultsOf('prepaid')
 
 function gatewayDeclined (code: string, description: string, status: string): GatewayDeclined {
   const m = gatewayCodeMeaning(code, description)
@@ -53,7 +56,7 @@ function gatewayDeclined (code: string, description: string, status: string): Ga
  * One party call through the scheduler. `act` is the party doing its work and answering; `parse` is how the
  * adapter reads a body, used for the 500 and garbage faults.
  */
-function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, act: () => R, parse: (json: unknown) => Parsed<Answer>): Promise<R | Failed> {
+function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, ref: string, act: () => R, parse: (json: unknown) => Parsed<Answer>): Promise<R | Failed> {
   if (!proc.alive) return new Promise(() => {})
   return new Promise((resolve) => {
     sim.scheduler.add({
@@ -61,24 +64,26 @@ function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, act:
       label,
       run: async () => {
         sim.counts.partyCalls++
-        const fault = sim.fault(PARTY_FAULTS)
-        switch (fault) {
-          case 'party-not-sent':
+        const fault = sim.fault(label.startsWith('gateway') ? GATEWAY_FAULTS : PREPAID_FAULTS)
+        const mode = fault === null ? null : fault.slice(fault.indexOf('-') + 1) as PartyFaultMode
+        sim.trace?.push(`${label} ${ref}${mode !== null ? ` fault ${mode}` : ''}`)
+        switch (mode) {
+          case 'not-sent':
             resolve(failed('transport', { retryable: true, sent: false, attempts: 1, detail: 'ECONNREFUSED' }))
             return
-          case 'party-500':
+          case '500':
             resolve(interpret({ kind: 'response', status: 500, json: undefined, attempts: 1 }, parse) as Failed)
             return
-          case 'party-timeout':
+          case 'timeout':
             // the request may or may not have been processed before the time ran out
             if (sim.rnd() < 0.5) act()
             resolve(failed('timeout', { retryable: true, sent: true, attempts: 1, detail: 'UND_ERR_HEADERS_TIMEOUT' }))
             return
-          case 'party-lost':
+          case 'lost':
             act()
             resolve(failed('transport', { retryable: true, sent: true, attempts: 1, detail: 'ECONNRESET' }))
             return
-          case 'party-garbage':
+          case 'garbage':
             act()
             resolve(interpret({ kind: 'response', status: 200, json: { unexpected: 'shape' }, attempts: 1 }, parse) as R | Failed)
             return
@@ -87,7 +92,9 @@ function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, act:
         }
       },
       orphan: async () => {
-        if (sim.rnd() < 0.5) act()
+        const reached = sim.rnd() < 0.5
+        sim.trace?.push(`${label} ${ref} from a dead process: ${reached ? 'reached the party' : 'never sent'}`)
+        if (reached) act()
       }
     })
   })
@@ -98,7 +105,7 @@ export function fakeGateway (sim: SimContext, proc: ProcessHandle, books: PartyB
   const unsupported = async (): Promise<PreAuthResult> => gatewayDeclined('02', 'Invalid Command', 'failed')
   return {
     async generateOtp (input) {
-      return await partyCall(sim, proc, 'gateway.generateOtp', () => {
+      return await partyCall(sim, proc, 'gateway.generateOtp', input.merchantReferenceNo, () => {
         let l = books.loads.get(input.merchantReferenceNo)
         if (l === undefined) {
           l = { pgTransactionId: `PG${books.nextId()}`, amount: input.amount, verified: false, charged: false, declined: false }
@@ -108,13 +115,13 @@ export function fakeGateway (sim: SimContext, proc: ProcessHandle, books: PartyB
       }, parseOtpAnswer) as OtpResult
     },
     async resendOtp (input) {
-      return await partyCall(sim, proc, 'gateway.resendOtp', () => {
+      return await partyCall(sim, proc, 'gateway.resendOtp', input.merchantReferenceNo, () => {
         const l = books.loads.get(input.merchantReferenceNo)
         return l === undefined ? gatewayDeclined('07', 'Invalid Parameter', 'failed') : otpOk(l)
       }, parseOtpAnswer) as OtpResult
     },
     async verifyOtp (input) {
-      return await partyCall(sim, proc, 'gateway.verifyOtp', () => {
+      return await partyCall(sim, proc, 'gateway.verifyOtp', input.merchantReferenceNo, () => {
         const l = books.loads.get(input.merchantReferenceNo)
         if (l === undefined || l.pgTransactionId !== input.pgTransactionId) return gatewayDeclined('07', 'Invalid Parameter', 'failed')
         if (input.otp !== SIM_OTP) return gatewayDeclined('450', 'Invalid OTP', 'failed')
@@ -123,7 +130,7 @@ export function fakeGateway (sim: SimContext, proc: ProcessHandle, books: PartyB
       }, parseOtpAnswer) as OtpResult
     },
     async authorize (input) {
-      return await partyCall(sim, proc, 'gateway.authorize', (): AuthorizeResult => {
+      return await partyCall(sim, proc, 'gateway.authorize', input.merchantReferenceNo, (): AuthorizeResult => {
         const l = books.loads.get(input.merchantReferenceNo)
         if (l === undefined || !l.verified) return gatewayDeclined('07', 'Invalid Parameter', 'failed')
         if (l.charged || l.declined) return gatewayDeclined('96', l.charged ? 'PREVIOUSLY AUTHORIZED' : 'PREVIOUSLY DECLINED', 'failed')
@@ -149,7 +156,7 @@ export function fakePrepaid (sim: SimContext, proc: ProcessHandle, books: PartyB
     decrypt: notUsed,
     fundTransfer: notUsed,
     async transfer (input) {
-      return await partyCall(sim, proc, 'prepaid.transfer', (): TransferResult => {
+      return await partyCall(sim, proc, 'prepaid.transfer', input.clientTxnId, (): TransferResult => {
         const declined = (code: string): TransferResult => ({ kind: 'declined', code, description: walletCodeDescription(code), family: walletCodeFamily(code), retryable: false, clientTxnId: input.clientTxnId })
         if (books.transfers.has(input.clientTxnId)) return declined('1054')
         const moved = sim.rnd() < approveRate

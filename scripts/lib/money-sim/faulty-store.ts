@@ -35,7 +35,11 @@ function errorCode (err: unknown): string {
 }
 
 const STORE_FAULTS = ['store-not-sent', 'store-lost-reply'] as const
+/** Writes of card-lifecycle records: kinds of their own, so a run can leave them out alone. */
+const RECORD_FAULTS = ['record-not-sent', 'record-lost-reply'] as const
 const AUTHORIZE_FAULTS = ['store-not-sent', 'store-lost-reply', 'store-slow', 'store-late'] as const
+/** A repeat of a reference already decided: failing before it is sent is a fault kind of its own. */
+const REPEAT_FAULTS = ['store-not-sent-repeat', 'store-lost-reply', 'store-slow', 'store-late'] as const
 
 export class FaultyStore implements Store {
   readonly kind: 'memory' | 'redis'
@@ -49,7 +53,7 @@ export class FaultyStore implements Store {
    * applies it to the model and compares; `faults` are the kinds this call can get.
    */
   private call<T> (label: string, args: unknown, real: (late: boolean) => Promise<T>, check: (out: Outcome<T>, late: boolean) => void,
-    faults: readonly string[], attempt?: string): Promise<T> {
+    faults: readonly string[] | (() => readonly string[]), attempt?: string): Promise<T> {
     const sim = this.sim
     if (!this.proc.alive) return new Promise<T>(() => {})
     return new Promise<T>((resolve, reject) => {
@@ -64,18 +68,21 @@ export class FaultyStore implements Store {
         owner: this.proc.id,
         label,
         run: async () => {
-          const fault = sim.fault(faults as never)
-          if (fault === 'store-not-sent') { reject(notSentError()); return }
+          const fault = sim.fault((typeof faults === 'function' ? faults() : faults) as never)
+          if (fault !== null) sim.trace?.push(`${label} ${JSON.stringify(args)} fault ${fault as string}`)
+          if (fault === 'store-not-sent' || fault === 'store-not-sent-repeat' || fault === 'record-not-sent') { reject(notSentError()); return }
           const late = fault === 'store-late'
           // the reply comes after the deadline: the route's guard answers 05 and aborts first
           if ((fault === 'store-slow' || late) && attempt !== undefined) sim.attempts.get(attempt)?.fireGuard()
           const out = await execute(late)
-          if (fault === 'store-lost-reply') { reject(lostReplyError()); return }
+          if (fault === 'store-lost-reply' || fault === 'record-lost-reply') { reject(lostReplyError()); return }
           if (out.ok) resolve(out.value)
           else reject(out.error)
         },
         orphan: async () => {
-          if (sim.rnd() < 0.5) await execute(false)
+          const reached = sim.rnd() < 0.5
+          sim.trace?.push(`${label} ${JSON.stringify(args)} from a dead process: ${reached ? 'reached the store' : 'never sent'}`)
+          if (reached) await execute(false)
         }
       })
     })
@@ -118,7 +125,7 @@ export class FaultyStore implements Store {
       sim.touchedRefs.add(refKey(input.urn, input.reference))
       this.compare('authorize', args, sim.model.authorize(info.auth, input.attempt, late), out,
         (r: AuthorizeResult) => ({ code: r.code, reason: r.reason, replayed: r.replayed }))
-    }, AUTHORIZE_FAULTS, input.attempt)
+    }, () => sim.model.decision(input.urn, input.reference) === undefined ? AUTHORIZE_FAULTS : REPEAT_FAULTS, input.attempt)
   }
 
   async abandon (input: AbandonInput): Promise<AbandonOutcome> {
@@ -202,7 +209,7 @@ export class FaultyStore implements Store {
   }
 
   async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void> {
-    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value) }, () => {}, STORE_FAULTS)
+    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value) }, () => {}, RECORD_FAULTS)
   }
 
   async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {

@@ -12,6 +12,8 @@ export interface CheckEnv {
   sim: SimContext
   raw: RawState
   books: PartyBooks
+  /** transfers left held for an operator to reconcile on the platform */
+  reconcile: Set<string>
 }
 
 function sorted (xs: string[]): string[] {
@@ -97,11 +99,15 @@ export function checkReplay (sim: SimContext, key: string, before: Delivered | u
   if (now.code !== before.code) sim.violation('replay-returns-first-answer', `${key}: answered ${before.code} (step ${before.step}), the repeat ${now.code}`)
 }
 
-function sumOps (m: Model, urn: string, kind: 'credit' | 'debit', prefix: string): number {
+/** The sender's holds for one transfer, numbered from 1 (a hold given back and taken again is the next number). */
+function transferHolds (m: Model, urn: string, id: string): number {
   let n = 0
-  for (const [k, v] of m.moneyOps) {
-    const [u, kd, ref] = JSON.parse(k) as [string, string, string]
-    if (u === urn && kd === kind && ref.startsWith(prefix)) n += v
+  for (let seq = 1, misses = 0; misses < 3; seq++) {
+    const taken = m.moneyOp(urn, 'debit', `transfer:${id}:${seq}`)
+    const given = m.moneyOp(urn, 'credit', `transfer-release:${id}:${seq}`)
+    if (taken === undefined && given === undefined) { misses++; continue }
+    misses = 0
+    n += (taken ?? 0) - (given ?? 0)
   }
   return n
 }
@@ -133,7 +139,7 @@ async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<
 async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): Promise<void> {
   const { sim, books } = env
   const m = sim.model
-  const held = sumOps(m, job.fromUrn, 'debit', `transfer:${job.id}:`) - sumOps(m, job.fromUrn, 'credit', `transfer-release:${job.id}:`)
+  const held = transferHolds(m, job.fromUrn, job.id)
   const received = m.moneyOp(job.toUrn, 'credit', `transfer:${job.id}`) ?? 0
   const party = books.transfers.get(job.id)
   const moved = party?.outcome === 'moved'
@@ -144,6 +150,16 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
   if (received !== 0 && held !== job.amount) sim.violation('money-not-created', `transfer ${job.id} (${job.amount}): receiver credited while the sender is not debited: ${state}`)
   if (rec?.status === 'TRANSFERRED' && !(moved && held === job.amount && received === job.amount)) sim.violation('lifecycle-agrees', `transfer ${job.id} TRANSFERRED: ${state}`)
   if (rec?.status === 'DECLINED' && (held !== 0 || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} DECLINED: ${state}`)
+  // the README's one exception: the platform took it, its answer was lost, a repeat is refused as a duplicate;
+  // the amount stays held and the record says to reconcile it on the platform
+  const reconcile = rec?.status === 'FAILED' && rec.reconcile !== undefined && rec.held && held === job.amount && received === 0
+  if (reconcile) {
+    env.reconcile.add(job.id)
+    return
+  }
+  if (job.phase === 'gave-up' && moved && received === 0) {
+    sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) moved on the platform, and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat: ${state}`)
+  }
   if (final) {
     if (moved && received !== job.amount) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) moved on the platform, not here at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
     if (!moved && held !== 0) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) not moved on the platform, the sender's hold stays at the end (last answer ${JSON.stringify(job.last)}): ${state}`)

@@ -17,6 +17,7 @@ export function summarize (r: SimResult, opts: SimOptions): string {
   lines.push(`faults injected: ${fmt(r.counts.faults)} (kills ${r.counts.kills})`)
   lines.push(`store calls ${r.counts.storeCalls} · party calls ${r.counts.partyCalls}`)
   lines.push(`answers: ${fmt(r.counts.answers)}`)
+  lines.push(`transfers left held for reconciliation on the platform (answer lost, repeat refused as 1054): ${r.reconcile}`)
   if (r.violations.length === 0) {
     lines.push('invariants: all held')
   } else {
