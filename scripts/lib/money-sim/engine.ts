@@ -133,10 +133,10 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   }
   const checkEnv: CheckEnv = { sim, raw, books, reconcile: new Set() }
 
-  const kill = async (): Promise<void> => {
+  const kill = async (kind: 'kill' | 'kill-compensating'): Promise<void> => {
     counts.kills++
-    sim.trace?.push(`step ${sim.step}: kill process ${proc.id}`)
-    counts.faults.kill = (counts.faults.kill ?? 0) + 1
+    sim.trace?.push(`step ${sim.step}: ${kind} process ${proc.id}`)
+    counts.faults[kind] = (counts.faults[kind] ?? 0) + 1
     const dead = proc
     // the restarted process is there before the clients notice the death, and repeat their calls to it
     proc = new SimProcess(sim, ++procSeq, rules, books)
@@ -146,7 +146,9 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   }
   const timersDue = (): boolean => proc.compensationsPending > sim.scheduler.count((c) => c.owner === proc.id && c.label === 'abandon')
   const between = async (): Promise<void> => {
-    if (killsOn && rnd() < opts.killRate) await kill()
+    if (!killsOn || rnd() >= opts.killRate) return
+    const kind = proc.compensationsPending > 0 ? 'kill-compensating' : 'kill'
+    if (enabled(opts, kind)) await kill(kind)
   }
   const settle = async (work: Promise<void>): Promise<void> => {
     let done = false
@@ -199,7 +201,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     await checkTouched(last4s)
 
     faultsOn = true
-    killsOn = enabled(opts, 'kill')
+    killsOn = enabled(opts, 'kill') || enabled(opts, 'kill-compensating')
     for (let i = 1; i <= opts.steps; i++) {
       sim.step = i
       clock.advance(intBetween(rnd, 20, 2_000))

@@ -82,14 +82,15 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
   const answers = answersOf(sim, key, d)
   const last = answers[answers.length - 1]
   if (last === undefined) return
-  const holds = d !== undefined && d.code === '00'
-  if (last.code === '00' && !holds) {
+  const approved = d !== undefined && d.code === '00'
+  if (last.code === '00' && !approved) {
     sim.violation('every-00-held-once', `${key} answered 00 (step ${last.step}) but the model decision is ${d === undefined ? 'absent' : `${d.code} ${d.reason}`}`)
   }
-  if (last.code !== '00' && holds) {
-    sim.violation('every-05-holds-nothing', `${key} last answered ${last.code} via ${last.via} (step ${last.step}) but ${d.held + d.released} is held/was approved (decision ${d.code}, attempts: ${answers.map((a) => `${a.code}/${a.via}@${a.step}`).join(' ')})`)
+  // a reversal may have given the money back already; what must not be is money still held for a 05
+  if (last.code !== '00' && approved && d.held > 0) {
+    sim.violation('every-05-holds-nothing', `${key} last answered ${last.code} via ${last.via} (step ${last.step}) but ${d.held} is held (attempts: ${answers.map((a) => `${a.code}/${a.via}@${a.step}`).join(' ')})`)
   }
-  if (holds && d.held + d.released !== d.debit) sim.violation('every-00-held-once', `${key}: held ${d.held} + released ${d.released} != debit ${d.debit}`)
+  if (approved && d.held + d.released !== d.debit) sim.violation('every-00-held-once', `${key}: held ${d.held} + released ${d.released} != debit ${d.debit}`)
 }
 
 /** A repeat answered by the store says what the platform heard last from the store for that reference. */

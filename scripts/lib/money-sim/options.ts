@@ -16,7 +16,9 @@ export const FAULT_KINDS = [
   'record-not-sent', 'record-lost-reply',
   'gateway-timeout', 'gateway-500', 'gateway-garbage', 'gateway-lost', 'gateway-not-sent',
   'prepaid-timeout', 'prepaid-500', 'prepaid-garbage', 'prepaid-lost', 'prepaid-not-sent',
-  'kill'
+  'kill',
+  /** a kill while a deadline compensation is still waiting to reach the store */
+  'kill-compensating'
 ] as const
 export type FaultKind = typeof FAULT_KINDS[number]
 
