@@ -61,7 +61,7 @@ export class FaultyStore implements Store {
         sim.counts.storeCalls++
         const out = await settle(async () => await real(late))
         check(out, late)
-        if (sim.trace !== null) sim.trace.push(`${label} ${JSON.stringify(args)} -> ${summarize(out)}`)
+        if (sim.trace !== null) sim.trace.push(`${label} ${show(args)} -> ${summarize(out)}`)
         return out
       }
       sim.scheduler.add({
@@ -69,7 +69,7 @@ export class FaultyStore implements Store {
         label,
         run: async () => {
           const fault = sim.fault((typeof faults === 'function' ? faults() : faults) as never)
-          if (fault !== null) sim.trace?.push(`${label} ${JSON.stringify(args)} fault ${fault as string}`)
+          if (fault !== null) sim.trace?.push(`${label} ${show(args)} fault ${fault as string}`)
           if (fault === 'store-not-sent' || fault === 'store-not-sent-repeat' || fault === 'record-not-sent') { reject(notSentError()); return }
           const late = fault === 'store-late'
           // the reply comes after the deadline: the route's guard answers 05 and aborts first
@@ -81,7 +81,7 @@ export class FaultyStore implements Store {
         },
         orphan: async () => {
           const reached = sim.rnd() < 0.5
-          sim.trace?.push(`${label} ${JSON.stringify(args)} from a dead process: ${reached ? 'reached the store' : 'never sent'}`)
+          sim.trace?.push(`${label} ${show(args)} from a dead process: ${reached ? 'reached the store' : 'never sent'}`)
           if (reached) await execute(false)
         }
       })
@@ -92,22 +92,22 @@ export class FaultyStore implements Store {
     const sim = this.sim
     if ('err' in expected) {
       if (out.ok) {
-        sim.violation('store-agrees-with-model', `${label} ${JSON.stringify(args)}: expected rejection ${expected.err}, store answered ${JSON.stringify(out.value)}`)
+        sim.violation('store-agrees-with-model', `${label} ${show(args)}: expected rejection ${expected.err}, store answered ${show(out.value)}`)
         return
       }
       const code = errorCode(out.error)
       // any refusal is right for bad input; otherwise the code must be the one the model names
       if (expected.err === 'INVALID' || code === expected.err) return
-      sim.violation('store-agrees-with-model', `${label} ${JSON.stringify(args)}: expected rejection ${expected.err}, store said ${code}`)
+      sim.violation('store-agrees-with-model', `${label} ${show(args)}: expected rejection ${expected.err}, store said ${code}`)
       return
     }
     if (!out.ok) {
-      sim.violation('store-agrees-with-model', `${label} ${JSON.stringify(args)}: expected ${JSON.stringify(expected.ok)}, store said ${errorCode(out.error)}`)
+      sim.violation('store-agrees-with-model', `${label} ${show(args)}: expected ${JSON.stringify(expected.ok)}, store said ${errorCode(out.error)}`)
       return
     }
     const got = view(out.value as never)
     if (JSON.stringify(got) !== JSON.stringify(expected.ok)) {
-      sim.violation('store-agrees-with-model', `${label} ${JSON.stringify(args)}: expected ${JSON.stringify(expected.ok)}, store answered ${JSON.stringify(got)}`)
+      sim.violation('store-agrees-with-model', `${label} ${show(args)}: expected ${JSON.stringify(expected.ok)}, store answered ${show(got)}`)
     }
   }
 
@@ -236,6 +236,11 @@ export class FaultyStore implements Store {
   }
 
   async close (): Promise<void> {}
+}
+
+/** JSON that shows the numbers JSON cannot (a NaN amount must read as NaN in a report). */
+export function show (v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x))
 }
 
 function sortKeys<T> (o: Record<string, T>): Record<string, T> {

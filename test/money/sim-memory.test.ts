@@ -1,0 +1,39 @@
+// The money simulation on the memory store: the longest of the CI runs (docs/development/money.md).
+import t from 'tap'
+import { FAULT_KINDS, OP_KINDS } from '../../scripts/lib/money-sim/options.js'
+import { MemoryStore } from '../../src/store/memory.js'
+import { memoryStore } from '../../scripts/lib/money-sim/stores.js'
+import { assertCoverage, ciOptions, simulate } from './run.js'
+
+t.test('15,000 steps on the memory store hold every invariant', async (t) => {
+  const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 15_000 })
+  const r = await simulate(t, opts, memoryStore())
+  t.same(r.violations, [], 'no invariant failed')
+  t.equal(r.stepsRun, opts.steps, 'every step ran')
+  assertCoverage(t, r, opts, OP_KINDS, FAULT_KINDS.filter((k) => k !== 'kill-compensating'))
+})
+
+t.test('the same seed replays the same run', async (t) => {
+  const opts = ciOptions({ store: 'memory', seed: 7, steps: 600, trace: true })
+  const a = await simulate(t, opts, memoryStore())
+  const b = await simulate(t, opts, memoryStore())
+  t.ok((a.trace ?? []).length > 1000, 'the run made calls')
+  t.same(b.trace, a.trace, 'every call, fault and kill again, in the same order')
+})
+
+t.test('the simulation fails a store that credits a repeated reference again', async (t) => {
+  // a planted bug: the run must end on it, at the first repeat, whatever the seed
+  class CreditsTwice extends MemoryStore {
+    private n = 0
+    override async credit (urn: string, amount: number, reference: string): ReturnType<MemoryStore['credit']> {
+      return await super.credit(urn, amount, `${reference}#${++this.n}`)
+    }
+  }
+  const opts = ciOptions({ store: 'memory', seed: 3, steps: 3_000 })
+  const r = await simulate(t, opts, async (clock) => {
+    const store = new CreditsTwice({ clock })
+    return { store, prefix: '', close: async () => { await store.close() } }
+  })
+  t.equal(r.violations.length, 1, 'the run stopped at the first violation')
+  t.match(r.violations[0], { invariant: 'store-agrees-with-model', detail: /^credit / })
+})
