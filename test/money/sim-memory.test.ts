@@ -5,8 +5,8 @@ import { MemoryStore } from '../../src/store/memory.js'
 import { memoryStore } from '../../scripts/lib/money-sim/stores.js'
 import { assertCoverage, ciOptions, simulate } from './run.js'
 
-t.test('15,000 steps on the memory store hold every invariant', async (t) => {
-  const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 15_000 })
+t.test('12,000 steps on the memory store hold every invariant', async (t) => {
+  const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 12_000 })
   const r = await simulate(t, opts, memoryStore())
   t.same(r.violations, [], 'no invariant failed')
   t.equal(r.stepsRun, opts.steps, 'every step ran')
