@@ -87,6 +87,8 @@ export interface SimContext {
   /** Redis keeps lock expiries on its own clock: the simulation ends locks its manual clock has expired */
   lockTaken: (kind: string, id: string, ttlMs: number) => void
   lockReleased: (kind: string, id: string) => void
+  /** a party call of this reference outlives its lock: time passes, and a second caller of it comes */
+  stalled: (ref: string) => void
 }
 
 export const refKey = (urn: string, reference: string): string => JSON.stringify([urn, reference])

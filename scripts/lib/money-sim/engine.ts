@@ -87,7 +87,8 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
       if (opts.stopOnViolation) throw new SimViolation(v)
     },
     lockTaken: (kind, id, ttlMs) => { locks.set(`${kind}\u0000${id}`, { kind, id, expiresAtMs: clock.now() + ttlMs }) },
-    lockReleased: (kind, id) => { locks.delete(`${kind}\u0000${id}`) }
+    lockReleased: (kind, id) => { locks.delete(`${kind}\u0000${id}`) },
+    stalled: (ref) => { stalled(ref) }
   }
 
   const books = new PartyBooks()
@@ -131,6 +132,17 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
       })
     })
   }
+  // a second client of a reference whose call stalls: it arrives once the lock has run out
+  const background: Array<Promise<void>> = []
+  const stalled = (ref: string): void => {
+    const job = jobs.find((j) => (j.kind === 'load' ? j.ref : j.id) === ref)
+    if (job === undefined) return
+    const twin = { ...job, phase: job.kind === 'load' ? (job.phase === 'start' ? 'start' : 'verify') : 'send', last: null } as Job
+    background.push((async () => {
+      await env.waitOutLocks()
+      await runJob(env, twin, 3)
+    })())
+  }
   const checkEnv: CheckEnv = { sim, raw, books, reconcile: new Set() }
 
   const kill = async (kind: 'kill' | 'kill-compensating'): Promise<void> => {
@@ -156,6 +168,8 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     work.then(() => { done = true }, (err: unknown) => { done = true; failure = err })
     await sim.scheduler.drain(timersDue, between)
     await sim.scheduler.quiesce(timersDue)
+    const twins = background.splice(0)
+    await Promise.race([Promise.all(twins), sim.scheduler.quiesce(() => false).then(async () => { throw new Error(`step ${sim.step}: a second client never finished`) })])
     if (failure !== null) throw failure
     if (!done) throw new Error(`step ${sim.step} (${sim.opName}) is waiting on something outside the scheduler`)
   }

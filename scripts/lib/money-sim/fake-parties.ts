@@ -13,6 +13,7 @@ import { interpret, type Parsed } from '../../../src/adapters/http.js'
 import { failed, type Answer, type Failed } from '../../../src/adapters/result.js'
 import { walletCodeDescription, walletCodeFamily } from '../../../src/adapters/wallet-codes.js'
 import type { ProcessHandle, SimContext } from './context.js'
+import type { QueuedCall } from './scheduler.js'
 import { PARTY_FAULT_MODES, type FaultKind, type PartyFaultMode } from './options.js'
 
 export const SIM_OTP = '246810'
@@ -59,15 +60,20 @@ function gatewayDeclined (code: string, description: string, status: string): Ga
 function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, ref: string, act: () => R, parse: (json: unknown) => Parsed<Answer>): Promise<R | Failed> {
   if (!proc.alive) return new Promise(() => {})
   return new Promise((resolve) => {
-    sim.scheduler.add({
+    const call = (faultsOn: boolean): QueuedCall => ({
       owner: proc.id,
       label,
       run: async () => {
         sim.counts.partyCalls++
-        const fault = sim.fault(label.startsWith('gateway') ? GATEWAY_FAULTS : PREPAID_FAULTS)
+        const fault = faultsOn ? sim.fault(label.startsWith('gateway') ? GATEWAY_FAULTS : PREPAID_FAULTS) : null
         const mode = fault === null ? null : fault.slice(fault.indexOf('-') + 1) as PartyFaultMode
         sim.trace?.push(`${label} ${ref}${mode !== null ? ` fault ${mode}` : ''}`)
         switch (mode) {
+          case 'stall':
+            // the answer takes longer than the reference's lock lives; another call of it comes meanwhile
+            sim.stalled(ref)
+            sim.scheduler.add(call(false))
+            return
           case 'not-sent':
             resolve(failed('transport', { retryable: true, sent: false, attempts: 1, detail: 'ECONNREFUSED' }))
             return
@@ -97,6 +103,7 @@ function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, ref:
         if (reached) act()
       }
     })
+    sim.scheduler.add(call(true))
   })
 }
 

@@ -150,6 +150,8 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
   if (received !== 0 && !moved) sim.violation('lifecycle-agrees', `transfer ${job.id}: receiver credited, the platform did not move it: ${state}`)
   if (received !== 0 && held !== job.amount) sim.violation('money-not-created', `transfer ${job.id} (${job.amount}): receiver credited while the sender is not debited: ${state}`)
   if (rec?.status === 'TRANSFERRED' && !(moved && held === job.amount && received === job.amount)) sim.violation('lifecycle-agrees', `transfer ${job.id} TRANSFERRED: ${state}`)
+  // a FAILED record asks an operator to release or complete a hold: there must be one, and nothing done yet
+  if (rec?.status === 'FAILED' && (held !== job.amount || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} FAILED (held for reconciliation): ${state}`)
   if (rec?.status === 'DECLINED' && (held !== 0 || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} DECLINED: ${state}`)
   // the README's one exception: the platform took it, its answer was lost, a repeat is refused as a duplicate;
   // the amount stays held and the record says to reconcile it on the platform

@@ -8,14 +8,14 @@ export const OP_KINDS = [
 ] as const
 export type OpKind = typeof OP_KINDS[number]
 
-export const PARTY_FAULT_MODES = ['timeout', '500', 'garbage', 'lost', 'not-sent'] as const
+export const PARTY_FAULT_MODES = ['timeout', '500', 'garbage', 'lost', 'not-sent', 'stall'] as const
 export type PartyFaultMode = typeof PARTY_FAULT_MODES[number]
 
 export const FAULT_KINDS = [
   'store-not-sent', 'store-not-sent-repeat', 'store-lost-reply', 'store-slow', 'store-late',
   'record-not-sent', 'record-lost-reply',
-  'gateway-timeout', 'gateway-500', 'gateway-garbage', 'gateway-lost', 'gateway-not-sent',
-  'prepaid-timeout', 'prepaid-500', 'prepaid-garbage', 'prepaid-lost', 'prepaid-not-sent',
+  'gateway-timeout', 'gateway-500', 'gateway-garbage', 'gateway-lost', 'gateway-not-sent', 'gateway-stall',
+  'prepaid-timeout', 'prepaid-500', 'prepaid-garbage', 'prepaid-lost', 'prepaid-not-sent', 'prepaid-stall',
   'kill',
   /** a kill while a deadline compensation is still waiting to reach the store */
   'kill-compensating'
