@@ -10,6 +10,7 @@ export const KNOWN_HOLES: Readonly<Record<string, string>> = Object.freeze({
   'store-not-sent-repeat': 'a repeat of an approved reference that fails before reaching the store is answered 05, and the hold stays',
   'gateway-garbage': 'an unreadable authorize answer is FAILED retryable:false: the card may be charged and the load is never completed',
   'prepaid-garbage': 'an unreadable fundTransfer answer is FAILED retryable:false: the sender stays held whatever the platform did',
+  'prepaid-stall': 'a transfer whose platform call outlives its lock meets a second caller; the later one overwrites the settled record with FAILED held (moved or declined alike), telling an operator to release or complete money already settled',
   transfer: 'a transfer gives the hold back, then fails to record it (a store error or a kill between the two): the repeat credits the receiver with the sender never debited'
 })
 

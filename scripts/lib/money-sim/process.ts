@@ -71,6 +71,8 @@ export class SimProcess {
       let list = sim.answers.get(key)
       if (list === undefined) sim.answers.set(key, list = [])
       list.push(full)
+      sim.touchedRefs.add(key)
+      sim.touchedUrns.add(body.urn)
       sim.counts.answers[`${d.code} ${d.via}`] = (sim.counts.answers[`${d.code} ${d.via}`] ?? 0) + 1
       return full
     }
