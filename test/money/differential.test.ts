@@ -4,7 +4,7 @@
 import t from 'tap'
 import { memoryStore, redisStore } from '../../scripts/lib/money-sim/stores.js'
 import { SHARED_REDIS_URL } from '../helpers/redis.js'
-import { ciOptions, simulate } from './run.js'
+import { ciOptions, simulate } from '../helpers/money-sim.js'
 
 t.test('memory and Redis answer 2,000 steps of calls alike', async (t) => {
   // time-jump moves a clock only the memory store follows; invariants are the other tests' business here

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { clusterStore } from '../../scripts/lib/money-sim/stores.js'
 import { startCluster } from '../helpers/cluster.js'
-import { ciOptions, simulate } from './run.js'
+import { ciOptions, simulate } from '../helpers/money-sim.js'
 
 t.test('2,000 steps on a three-master Redis Cluster hold every invariant', async (t) => {
   const nodes = await startCluster(t)

@@ -3,7 +3,7 @@ import t from 'tap'
 import { FAULT_KINDS, OP_KINDS } from '../../scripts/lib/money-sim/options.js'
 import { MemoryStore } from '../../src/store/memory.js'
 import { memoryStore } from '../../scripts/lib/money-sim/stores.js'
-import { assertCoverage, ciOptions, simulate } from './run.js'
+import { assertCoverage, ciOptions, simulate } from '../helpers/money-sim.js'
 
 t.test('12,000 steps on the memory store hold every invariant', async (t) => {
   const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 12_000 })

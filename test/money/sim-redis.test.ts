@@ -3,7 +3,7 @@ import t from 'tap'
 import { FAULT_KINDS, OP_KINDS } from '../../scripts/lib/money-sim/options.js'
 import { redisStore } from '../../scripts/lib/money-sim/stores.js'
 import { SHARED_REDIS_URL } from '../helpers/redis.js'
-import { assertCoverage, ciOptions, simulate } from './run.js'
+import { assertCoverage, ciOptions, simulate } from '../helpers/money-sim.js'
 
 t.test('4,000 steps on Redis hold every invariant', async (t) => {
   const opts = ciOptions({ store: 'redis', seed: 20261124, steps: 4_000 })

@@ -4,7 +4,7 @@ import type { Test } from 'tap'
 import { runSimulation, type SimResult, type StoreUnderTest } from '../../scripts/lib/money-sim/engine.js'
 import { optionsFromEnv, type SimOptions, type StoreKind } from '../../scripts/lib/money-sim/options.js'
 import { summarize } from '../../scripts/lib/money-sim/summary.js'
-import { CI_OFF } from './known-holes.js'
+import { CI_OFF } from './money-known-holes.js'
 
 export interface CiRun {
   store: StoreKind
