@@ -22,13 +22,18 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     ADMIN_PORT=8081 \
-    RULES_DIR=/app/rules
+    RULES_DIR=/app/rules \
+    COMPENSATION_JOURNAL_DIR=/app/var
 WORKDIR /app
 # Owned by root and not writable by the process: the service never writes to its own files.
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY rules ./rules
+# The one place the process writes: its journal of deadline compensations not yet taken by Redis. Mount a
+# volume here so a restarted container sends them again (docs/development/money.md).
+RUN mkdir -p /app/var && chown node:node /app/var
+VOLUME /app/var
 USER node
 # 8080: the platform's endpoint and health; 8081: admin API and metrics (keep it off public networks).
 EXPOSE 8080 8081

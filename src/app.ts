@@ -9,6 +9,7 @@ import type { Metrics } from './metrics.js'
 import type { Compensator } from './decision/compensator.js'
 import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
+import { systemTimers, type Timers } from './decision/deadline.js'
 import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { answerFor } from './http/answer.js'
@@ -23,6 +24,8 @@ export interface AppDeps {
   compensator: Compensator
   risk?: RiskLookup
   clock?: () => number
+  /** the deadline guard's timers (fake ones in tests, with a faked Date.now); `clock` is the answers' clock */
+  timers?: Timers
   /** the card-lifecycle services of the configured adapters (README "Card lifecycle API") */
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
@@ -93,6 +96,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     allowedSourceIps: config.allowedSourceIps,
     answer: answerCtx,
     metrics,
+    clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
     decision: {
       store: deps.store,
       rules: deps.rules.current,

@@ -125,7 +125,9 @@ const spec = {
   SHED_EVENT_LOOP_DELAY_MS: intRange(0, 60000)({ default: 200 }),
   SHED_HEAP_USED_BYTES: intRange(0, Number.MAX_SAFE_INTEGER)({ default: 0 }),
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
-  RULES_WATCH: bool({ default: true })
+  RULES_WATCH: bool({ default: true }),
+  DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 }),
+  COMPENSATION_JOURNAL_DIR: str({ default: './var' })
 }
 
 export interface Config {
@@ -154,6 +156,10 @@ export interface Config {
   shedHeapUsedBytes: number
   graceMs: number
   rulesWatch: boolean
+  /** how long decisions and credit/debit references are kept (longer for decisions in longer limit windows) */
+  decisionRetentionMs: number
+  /** folder of the journals of deadline compensations not yet taken by Redis; '' = memory only (lost with the process) */
+  compensationJournalDir: string
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
@@ -212,6 +218,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     shedHeapUsedBytes: clean.SHED_HEAP_USED_BYTES,
     graceMs: clean.GRACE_MS,
     rulesWatch: clean.RULES_WATCH,
+    decisionRetentionMs: clean.DECISION_RETENTION_DAYS * 24 * 3600_000,
+    compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),
     adapters,
     env
   }

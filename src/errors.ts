@@ -8,6 +8,17 @@ export const ERR_NOT_FOUND = createError('EXTAUTH_ERR_NOT_FOUND', '%s', 404)
 export const ERR_CONFLICT = createError('EXTAUTH_ERR_CONFLICT', '%s', 409)
 export const ERR_UNPROCESSABLE = createError('EXTAUTH_ERR_UNPROCESSABLE', '%s', 422)
 export const ERR_STORE_UNAVAILABLE = createError('EXTAUTH_ERR_STORE_UNAVAILABLE', 'Store unavailable: %s', 503)
+/**
+ * The store surely did nothing: the command was never sent (no connection), or the store answered with an
+ * error before changing anything. Nothing needs undoing.
+ */
+export const ERR_STORE_NOT_DONE = createError('EXTAUTH_ERR_STORE_NOT_DONE', 'Store did not run the command: %s', 503)
+/** The command may have reached the store and committed; its reply was lost or late. */
+export const ERR_STORE_OUTCOME_UNKNOWN = createError('EXTAUTH_ERR_STORE_OUTCOME_UNKNOWN', 'Store outcome unknown: %s', 503)
+
+export function isStoreNotDone (err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === 'EXTAUTH_ERR_STORE_NOT_DONE'
+}
 
 /** A store operation refused for a reason the caller can act on (maps to 404 / 409 on the admin API). */
 export class StoreRejection extends Error {

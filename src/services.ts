@@ -9,6 +9,8 @@ import { RedisStore, createRedisClient } from './store/redis.js'
 import { RulesManager } from './rules/manager.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { Compensator } from './decision/compensator.js'
+import { FileCompensationJournal, type CompensationJournal } from './decision/compensation-journal.js'
+import { ConfigError } from './config.js'
 import { redactingChild } from './logger.js'
 import { createGatewayAdapter } from './adapters/gateway.js'
 import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
@@ -26,7 +28,7 @@ export interface Services extends AppDeps {
 export async function createStore (config: Config, log: Logger): Promise<Store> {
   if (config.redisUrl === '' && config.redisClusterNodes === undefined) {
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
-    return new MemoryStore()
+    return new MemoryStore({ retentionMs: config.decisionRetentionMs })
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
@@ -37,7 +39,7 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
   client.on('ready', () => { wasReady = true; log.info('redis ready') })
   client.on('end', () => { if (wasReady) log.warn('redis connection ended') })
   client.on('reconnecting', () => { if (wasReady) { wasReady = false; log.warn('redis unreachable; reconnecting') } })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs })
   try {
     await store.connect()
   } catch (err) {
@@ -47,13 +49,25 @@ export async function createStore (config: Config, log: Logger): Promise<Store> 
   return store
 }
 
+/** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */
+function journalFor (config: Config, store: Store): { journal?: CompensationJournal } {
+  if (store.kind === 'memory' || config.compensationJournalDir === '') return {}
+  const target = config.redisClusterNodes?.map((n) => `${n.host}:${n.port}`).join(',') ?? config.redisUrl
+  try {
+    return { journal: new FileCompensationJournal(config.compensationJournalDir, `${target}|${config.redisKeyPrefix}`) }
+  } catch (err) {
+    throw new ConfigError('COMPENSATION_JOURNAL_DIR', `cannot use ${config.compensationJournalDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+}
+
 export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
   const store = opts.store ?? await createStore(config, log)
   const metrics = opts.metrics ?? createMetrics()
   const rulesManager = new RulesManager({ dir: config.rulesDir, timezone: config.timezone, log })
   await rulesManager.start()
   if (config.rulesWatch) rulesManager.watch()
-  const compensator = new Compensator(store, log, metrics)
+  const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
+  compensator.recover()
   const lifecycle = { shuttingDown: false }
   const a = config.adapters
   const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, { logger: redactingChild(log, { party: 'gateway' }) }) : undefined

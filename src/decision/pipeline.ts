@@ -9,6 +9,7 @@ import { buildFacts, type RiskFacts } from '../rules/facts.js'
 import type { CompiledRuleSet, RuleHit } from '../rules/types.js'
 import type { AbandonInput, AuthorizeInput, DecisionReason, Store } from '../store/types.js'
 import type { Compensator } from './compensator.js'
+import { isStoreNotDone } from '../errors.js'
 
 export type PipelineReason = DecisionReason | 'store_error'
 
@@ -59,14 +60,6 @@ export function fingerprintOf (debitAmount: number, last4: string): string {
   return createHash('sha256').update(`${debitAmount}|${last4}`).digest('base64url').slice(0, 22)
 }
 
-/**
- * A store error tells whether the command surely never reached the server: then there is nothing to
- * compensate. Every other failure (timeout, connection closed while waiting) might have committed.
- */
-function surelyNotSent (err: unknown): boolean {
-  const msg = (err as Error)?.message ?? ''
-  return msg.includes('enableOfflineQueue') || msg === 'store is closed'
-}
 
 export async function decide (req: AuthRequest, ctx: DecideContext, deps: DecisionDeps): Promise<Decision> {
   const clock = deps.clock ?? Date.now
@@ -129,7 +122,8 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     result = await deps.store.authorize(input)
   } catch (err) {
     ctx.signal.removeEventListener('abort', compensate)
-    if (!surelyNotSent(err)) compensate()
+    // only a store that surely did nothing needs no undoing (a typed error, see store/redis.ts `send`)
+    if (!isStoreNotDone(err)) compensate()
     throw err
   }
 

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyError } from
 import { Ajv } from 'ajv'
 import type { AuthRequest, ResponseCode } from '../decision/request.js'
 import { decide, type Decision, type DecisionDeps, type PipelineReason } from '../decision/pipeline.js'
+import { systemTimers, withDeadline, type Timers } from '../decision/deadline.js'
 import { answerFor, type Answer, type AnswerContext } from './answer.js'
 import { answerSchema, authRequestSchema, EXTERNAL_AUTH_PATH } from './auth-schema.js'
 import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-checks.js'
@@ -19,6 +20,8 @@ export interface ExternalAuthOptions {
   answer: AnswerContext
   decision: DecisionDeps
   metrics: Metrics
+  /** the deadline's clock and timers (fake ones in tests) */
+  clock?: { now: () => number, timers: Timers }
 }
 
 declare module 'fastify' {
@@ -42,6 +45,7 @@ function statusOf (err: FastifyError): number {
 export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAuthOptions): Promise<void> {
   const { metrics } = opts
   const log = app.log
+  const clock = opts.clock ?? { now: Date.now, timers: systemTimers }
 
   function send (reply: FastifyReply, status: number, code: ResponseCode, body: unknown): Answer {
     const a = answerFor(code, body, opts.answer)
@@ -50,7 +54,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
   }
 
   function logDecision (request: FastifyRequest, body: AuthRequest, code: ResponseCode, reason: PipelineReason | 'deadline', d?: Decision): void {
-    const latencyMs = Date.now() - request.arrivedAtMs
+    const latencyMs = clock.now() - request.arrivedAtMs
     metrics.decisions.inc({ code, reason })
     metrics.decisionSeconds.observe({ code }, latencyMs / 1000)
     if (d?.ruleId != null && (reason === 'rule' || reason === 'limit')) metrics.ruleHits.inc({ rule: d.ruleId, mode: 'enforce' })
@@ -72,7 +76,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
   }
 
   app.addHook('onRequest', async (request, reply) => {
-    request.arrivedAtMs = Date.now()
+    request.arrivedAtMs = clock.now()
     if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return
     if (!ipAllowed(request.ip, opts.allowedSourceIps)) {
       metrics.badRequests.inc({ status: '403' })
@@ -106,32 +110,20 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     const body = request.body as AuthRequest
     const arrivedAtMs = request.arrivedAtMs
     const deadlineAtMs = arrivedAtMs + opts.deadlineMs
-    const ac = new AbortController()
-    return await new Promise<Answer>((resolve) => {
-      let settled = false
-      const timer = setTimeout(() => {
-        if (settled) return
-        settled = true
-        ac.abort()
+    try {
+      const g = await withDeadline(deadlineAtMs, async (signal) => await decide(body, { arrivedAtMs, deadlineAtMs, signal }, opts.decision), clock)
+      if (g.onDeadline) {
         metrics.deadlineHits.inc()
         logDecision(request, body, '05', 'deadline')
-        resolve(send(reply, 200, '05', body))
-      }, Math.max(0, deadlineAtMs - Date.now()))
-      decide(body, { arrivedAtMs, deadlineAtMs, signal: ac.signal }, opts.decision).then((d) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        logDecision(request, body, d.code, d.reason, d)
-        resolve(send(reply, 200, d.code, body))
-      }, (err: unknown) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        metrics.storeErrors.inc({ op: 'authorize' })
-        log.error({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'store error; answered 05')
-        logDecision(request, body, '05', 'store_error')
-        resolve(send(reply, 200, '05', body))
-      })
-    })
+        return send(reply, 200, '05', body)
+      }
+      logDecision(request, body, g.value.code, g.value.reason, g.value)
+      return send(reply, 200, g.value.code, body)
+    } catch (err) {
+      metrics.storeErrors.inc({ op: 'authorize' })
+      log.error({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'store error; answered 05')
+      logDecision(request, body, '05', 'store_error')
+      return send(reply, 200, '05', body)
+    }
   })
 }

@@ -14,6 +14,15 @@ export function bucketOf (urn: string): number {
   return (h >>> 0) % BUCKETS
 }
 
+/**
+ * A caller's value as one part of a key: `:` separates parts, so it (and `%`, the escape itself) is
+ * percent-encoded. Then no two (urn, reference) pairs share a key, whatever they contain; values without
+ * either character keep the key they always had.
+ */
+export function part (value: string): string {
+  return /[%:]/.test(value) ? value.replace(/%/g, '%25').replace(/:/g, '%3A') : value
+}
+
 export class Keys {
   constructor (readonly prefix: string) {}
 
@@ -21,17 +30,17 @@ export class Keys {
     return `${this.prefix}{b${bucketOf(urn)}}`
   }
 
-  customer (urn: string): string { return `${this.tag(urn)}:c:${urn}` }
-  cards (urn: string): string { return `${this.tag(urn)}:k:${urn}` }
-  decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${urn}:${reference}` }
-  moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): string { return `${this.tag(urn)}:o:${kind}:${urn}:${reference}` }
+  customer (urn: string): string { return `${this.tag(urn)}:c:${part(urn)}` }
+  cards (urn: string): string { return `${this.tag(urn)}:k:${part(urn)}` }
+  decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${part(urn)}:${part(reference)}` }
+  moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): string { return `${this.tag(urn)}:o:${kind}:${part(urn)}:${part(reference)}` }
   stream (urn: string): string { return `${this.tag(urn)}:s` }
-  lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${id}` }
-  lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${id}:lock` }
+  lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}` }
+  lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}:lock` }
   /** one sorted set per rule and scope; entries are approved transactions scored by time */
   limit (urn: string, last4: string, limit: Pick<LimitCheck, 'ruleId' | 'per'>): string {
-    const scope = limit.per === 'card' ? `${urn}:${last4}` : urn
-    return `${this.tag(urn)}:l:${limit.ruleId}:${limit.per}:${scope}`
+    const scope = limit.per === 'card' ? `${part(urn)}:${part(last4)}` : part(urn)
+    return `${this.tag(urn)}:l:${part(limit.ruleId)}:${limit.per}:${scope}`
   }
 }
 

@@ -6,6 +6,14 @@
 
 const COMMON = `
 local function fmt (n) return string.format('%d', n) end
+-- A programmer error, never an operating one: the caller asserted the same before sending.
+local function amount (s, zeroOk)
+  local n = tonumber(s)
+  if type(s) ~= 'string' or not string.match(s, '^%d+$') or not n or n > 9007199254740991 or (n == 0 and not zeroOk) then
+    error('EXTAUTH_ASSERT amount must be a safe positive integer, got ' .. tostring(s))
+  end
+  return n
+end
 local function storeNowMs ()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -26,7 +34,7 @@ end
  * ARGV[4] debit amount         ARGV[5] fingerprint         ARGV[6] attempt id
  * ARGV[7] now ms (app clock; the score of window entries)
  * ARGV[8] deadline epoch ms: past it on the store's clock nothing is committed
- * ARGV[9] arrival epoch ms     ARGV[10] decision TTL s     ARGV[11] stream max length
+ * ARGV[9] arrival epoch ms     ARGV[10] decision TTL s (covers the limits' windows)     ARGV[11] stream max length
  * ARGV[12] stateless decline code or ''                    ARGV[13] its rule id or ''
  * ARGV[14] meta JSON, stored as is                         ARGV[15] n, the number of limits
  * ARGV[16+7(i-1) ..] per limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId
@@ -51,7 +59,7 @@ if existing then
   return {rec.code, rec.reason, rid, '1', '', {}}
 end
 
-local debit = tonumber(ARGV[4])
+local debit = amount(ARGV[4], true)
 local nowMs = tonumber(ARGV[7])
 local n = tonumber(ARGV[15])
 local code, reason, ruleId = '00', 'approved', ''
@@ -112,7 +120,8 @@ end
 local held = 0
 local entries = {}
 if code == '00' then
-  available = redis.call('HINCRBY', KEYS[1], 'available', -debit)
+  -- HINCRBY refuses the -0 of a zero-amount account check
+  if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', -debit) end
   held = debit
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do
@@ -209,7 +218,7 @@ end
 if rec.code ~= '00' then return {'NOT_APPROVED'} end
 local held = tonumber(rec.held)
 local amt = held
-if ARGV[1] ~= '' then amt = tonumber(ARGV[1]) end
+if ARGV[1] ~= '' then amt = amount(ARGV[1]) end
 if amt > held then return {'EXCEEDS_HOLD'} end
 local available = redis.call('HINCRBY', KEYS[1], 'available', amt)
 local left = held - amt
@@ -238,17 +247,17 @@ return {'OK', '0', fmt(amt), fmt(available)}
  *
  * KEYS[1] customer hash  KEYS[2] the operation's record (its amount)  KEYS[3] decision stream
  * ARGV[1] 'credit' | 'debit'  ARGV[2] amount  ARGV[3] reference  ARGV[4] urn  ARGV[5] stream max length
- * ARGV[6] max balance
+ * ARGV[6] max balance  ARGV[7] how long the reference is kept, s (the decision retention)
  * Returns {'OK', replayed '0'|'1', available} or {rejection code}
  */
 export const MONEY_OP_LUA = COMMON + `
+local amt = amount(ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'CUSTOMER_NOT_FOUND'} end
 local prior = redis.call('GET', KEYS[2])
 if prior then
   if prior == ARGV[2] then return {'OK', '1', redis.call('HGET', KEYS[1], 'available') or '0'} end
   return {'REFERENCE_CONFLICT'}
 end
-local amt = tonumber(ARGV[2])
 local cur = tonumber(redis.call('HGET', KEYS[1], 'available') or '0')
 local delta = amt
 if ARGV[1] == 'debit' then
@@ -258,7 +267,7 @@ elseif cur + amt > tonumber(ARGV[6]) then
   return {'BALANCE_LIMIT'}
 end
 local available = redis.call('HINCRBY', KEYS[1], 'available', delta)
-redis.call('SET', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[7])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'type', ARGV[1], 'urn', ARGV[4], 'ref', ARGV[3], 'amount', ARGV[2])
 return {'OK', '0', fmt(available)}
 `

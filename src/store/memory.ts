@@ -1,17 +1,23 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
-import { reject } from '../errors.js'
+import { ERR_STORE_NOT_DONE, reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
-import { MAX_BALANCE, normalizeRecord } from './record.js'
+import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 import {
-  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
 
 interface CustomerState { customerId: string | null, status: CustomerStatus, available: number, cards: Map<string, CardStatus> }
 interface Expiring<T> { value: T, expiresAtMs: number }
+export interface MemoryStoreOptions {
+  clock?: () => number
+  streamMaxLen?: number
+  /** DECISION_RETENTION_DAYS in ms */
+  retentionMs?: number
+}
 interface WindowEntry { score: number, member: string }
 interface StoredRecord extends DecisionRecord { reversalRequested: string | null }
 
@@ -21,17 +27,19 @@ export class MemoryStore implements Store {
   private readonly keys = new Keys('')
   private readonly customers = new Map<string, CustomerState>()
   private readonly decisions = new Map<string, Expiring<StoredRecord>>()
-  private readonly moneyOps = new Map<string, number>()
+  private readonly moneyOps = new Map<string, Expiring<number>>()
   private readonly windows = new Map<string, WindowEntry[]>()
   private readonly streams = new Map<string, Array<Record<string, string>>>()
   private readonly lifecycle = new Map<string, Expiring<string>>()
   private readonly streamMaxLen: number
+  private readonly retentionMs: number
   private streamSeq = 0
   private closed = false
 
-  constructor (opts: { clock?: () => number, streamMaxLen?: number } = {}) {
+  constructor (opts: MemoryStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now
     this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+    this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
   }
 
   private getRecord (key: string): StoredRecord | undefined {
@@ -44,9 +52,10 @@ export class MemoryStore implements Store {
     return e.value
   }
 
-  private putRecord (key: string, rec: StoredRecord, keepTtl: boolean): void {
+  /** `ttlMs` null keeps the record's expiry */
+  private putRecord (key: string, rec: StoredRecord, ttlMs: number | null): void {
     const prev = this.decisions.get(key)
-    const expiresAtMs = keepTtl && prev !== undefined ? prev.expiresAtMs : this.clock() + DECISION_TTL_SECONDS * 1000
+    const expiresAtMs = ttlMs === null && prev !== undefined ? prev.expiresAtMs : this.clock() + (ttlMs ?? this.retentionMs)
     // stored as a copy so a caller holding the record cannot change the store
     this.decisions.set(key, { value: structuredClone(rec), expiresAtMs })
   }
@@ -65,6 +74,7 @@ export class MemoryStore implements Store {
 
   async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
     this.assertOpen()
+    assertAmount(input.debitAmount, 'debitAmount', { zero: true })
     const { urn, reference, last4 } = input
     const decisionKey = this.keys.decision(urn, reference)
     const existing = this.getRecord(decisionKey)
@@ -74,7 +84,7 @@ export class MemoryStore implements Store {
         return { code: '05', reason: 'conflict', ruleId: null, replayed: false, available: null, shadowLimitHits: [] }
       }
       // the replaying attempt owns the decision now (see the authorize script)
-      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline) this.putRecord(decisionKey, { ...existing, attempt: input.attempt }, true)
+      if (existing.attempt !== input.attempt && !existing.answeredOnDeadline) this.putRecord(decisionKey, { ...existing, attempt: input.attempt }, null)
       return { code: existing.code, reason: existing.reason, ruleId: existing.ruleId, replayed: true, available: null, shadowLimitHits: [] }
     }
 
@@ -135,7 +145,7 @@ export class MemoryStore implements Store {
       debit: String(debit), held: String(held), released: '0', fingerprint: input.fingerprint,
       shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
       answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta
-    }, false)
+    }, decisionTtlMs(this.retentionMs, input.limits))
     this.xadd(urn, { type: 'decision', urn, ref: reference, code, reason, rule: ruleId ?? '', debit: String(debit), held: String(held) })
     return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits }
   }
@@ -151,7 +161,7 @@ export class MemoryStore implements Store {
         debit: '0', held: '0', released: '0', fingerprint: input.fingerprint, shadowLimitHits: [], limitEntries: [],
         arrivedAtMs: input.arrivedAtMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: this.clock(),
         answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null
-      }, false)
+      }, this.retentionMs)
       this.xadd(urn, { type: 'abandon', urn, ref: reference, released: '0' })
       return 'tombstoned'
     }
@@ -163,7 +173,7 @@ export class MemoryStore implements Store {
     this.putRecord(key, {
       ...rec, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
       released: String(Number(rec.released) + held), held: '0', limitEntries: []
-    }, true)
+    }, null)
     this.xadd(urn, { type: 'abandon', urn, ref: reference, released: String(held) })
     return 'released'
   }
@@ -205,10 +215,12 @@ export class MemoryStore implements Store {
 
   private moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): MoneyOpResult {
     this.assertOpen()
+    assertAmount(amount, kind)
     const c = this.customers.get(urn)
     if (c === undefined) reject('CUSTOMER_NOT_FOUND')
     const key = this.keys.moneyOp(urn, kind, reference)
-    const prior = this.moneyOps.get(key)
+    const kept = this.moneyOps.get(key)
+    const prior = kept !== undefined && kept.expiresAtMs > this.clock() ? kept.value : undefined
     if (prior !== undefined) {
       if (prior === amount) return { replayed: true, available: c.available }
       reject('REFERENCE_CONFLICT')
@@ -216,7 +228,7 @@ export class MemoryStore implements Store {
     if (kind === 'debit' && amount > c.available) reject('INSUFFICIENT_FUNDS')
     if (kind === 'credit' && c.available + amount > MAX_BALANCE) reject('BALANCE_LIMIT')
     c.available += kind === 'debit' ? -amount : amount
-    this.moneyOps.set(key, amount)
+    this.moneyOps.set(key, { value: amount, expiresAtMs: this.clock() + this.retentionMs })
     this.xadd(urn, { type: kind, urn, ref: reference, amount: String(amount) })
     return { replayed: false, available: c.available }
   }
@@ -231,14 +243,16 @@ export class MemoryStore implements Store {
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
     this.assertOpen()
-    const rec = this.getRecord(this.keys.decision(urn, reference))
+    const key = this.keys.decision(urn, reference)
+    const rec = this.getRecord(key)
     if (rec === undefined) return null
     const { reversalRequested: _, ...pub } = structuredClone(rec)
-    return normalizeRecord(pub as unknown as Record<string, unknown>)
+    return { ...normalizeRecord(pub as unknown as Record<string, unknown>), expiresAtMs: this.decisions.get(key)?.expiresAtMs ?? null }
   }
 
   async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
     this.assertOpen()
+    if (amount !== null) assertAmount(amount, 'reversal amount')
     const key = this.keys.decision(urn, reference)
     const rec = this.getRecord(key)
     if (rec === undefined) reject('DECISION_NOT_FOUND')
@@ -266,7 +280,7 @@ export class MemoryStore implements Store {
     this.putRecord(key, {
       ...rec, limitEntries: kept, held: String(left), released: String(Number(rec.released) + amt),
       reversal: { amount: String(amt), atMs: this.clock() }, reversalRequested: requested
-    }, true)
+    }, null)
     this.xadd(urn, { type: 'reversal', urn, ref: reference, released: String(amt) })
     return { replayed: false, released: amt, available: cust?.available ?? 0 }
   }
@@ -329,6 +343,6 @@ export class MemoryStore implements Store {
   }
 
   private assertOpen (): void {
-    if (this.closed) throw new Error('store is closed')
+    if (this.closed) throw new ERR_STORE_NOT_DONE('the store is closed')
   }
 }

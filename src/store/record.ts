@@ -1,10 +1,20 @@
 // Shared by both stores: limits on amounts and the normal form of a stored decision record.
+import assert from 'node:assert'
 import type { DecisionMeta, DecisionRecord } from './types.js'
 
 /** A balance stays below 2^53 so every store computes it exactly (Lua and JS numbers are doubles). */
 export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
 /** string(15) of the spec: the largest single amount a request or an admin call may carry. */
 export const MAX_AMOUNT = 999_999_999_999_999
+
+/**
+ * Amounts reach the store already parsed at the edge; anything else here is a programmer error, so it
+ * crashes loudly instead of moving money (a negative debit would be a credit).
+ */
+export function assertAmount (amount: number, what: string, opts: { zero?: boolean } = {}): void {
+  assert.ok(typeof amount === 'number' && Number.isSafeInteger(amount) && (amount > 0 || (opts.zero === true && amount === 0)),
+    `${what} must be a safe ${opts.zero === true ? 'non-negative' : 'positive'} integer in minor units, got ${String(amount)}`)
+}
 
 /** Lua's cjson writes an empty array as {} and keeps meta as a JSON string; give callers one shape. */
 export function normalizeRecord (raw: Record<string, unknown>): DecisionRecord {

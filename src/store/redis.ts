@@ -1,15 +1,16 @@
 // The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
-import { Redis, Cluster, type RedisOptions, type ClusterOptions } from 'ioredis'
-import { reject, type StoreRejectionCode } from '../errors.js'
+import { AssertionError } from 'node:assert'
+import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
+import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
 import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
 import {
-  DECISION_STREAM_MAXLEN, DECISION_TTL_SECONDS, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
-import { MAX_BALANCE, normalizeRecord } from './record.js'
+import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
 
 type Client = Redis | Cluster
 type Reply = unknown
@@ -57,6 +58,36 @@ export function createRedisClient (opts: RedisConnectOptions): Client {
   return new Redis(opts.url ?? 'redis://127.0.0.1:6379', common)
 }
 
+/**
+ * Whether a command sent now is written to Redis in this tick. ioredis (offline queue off) rejects a command
+ * it cannot write at once; checking the same conditions first tells "never sent" from "sent, reply lost"
+ * without reading its error text. A cluster routes asynchronously, so only its own state is known here.
+ */
+function writableNow (client: Client): boolean {
+  if (client.status !== 'ready') return false
+  if (client instanceof Cluster) return true
+  return client.stream?.writable === true
+}
+
+/**
+ * Runs one command and types its failure: not sent, or refused by Redis before it changed anything (every
+ * script checks before it writes) → ERR_STORE_NOT_DONE; anything else (timeout, connection lost while
+ * waiting) → ERR_STORE_OUTCOME_UNKNOWN. A failed assertion in a script is a programmer error and stays one.
+ */
+async function send<T> (client: Client, call: () => Promise<T>): Promise<T> {
+  if (!writableNow(client)) throw new ERR_STORE_NOT_DONE(`redis is ${client.status}`)
+  try {
+    return await call()
+  } catch (err) {
+    if (err instanceof ReplyError) {
+      const message = (err as Error).message
+      if (message.includes('EXTAUTH_ASSERT')) throw new AssertionError({ message })
+      throw new ERR_STORE_NOT_DONE(message)
+    }
+    throw new ERR_STORE_OUTCOME_UNKNOWN((err as Error).message)
+  }
+}
+
 function defineScripts (client: Client): ScriptCommands {
   client.defineCommand('extauthAuthorize', { lua: AUTHORIZE_LUA })
   client.defineCommand('extauthAbandon', { lua: ABANDON_LUA })
@@ -73,6 +104,7 @@ export class RedisStore implements Store {
   private readonly keys: Keys
   private readonly scripts: ScriptCommands
   private readonly streamMaxLen: number
+  private readonly retentionMs: number
   /**
    * Redis clock minus ours. The authorize script compares the deadline with Redis TIME; without this a
    * Redis host whose clock runs ahead would refuse every commit, and one behind would commit too late.
@@ -80,11 +112,16 @@ export class RedisStore implements Store {
   private clockOffsetMs = 0
   private offsetTimer: NodeJS.Timeout | null = null
 
-  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number }) {
+  constructor (client: Client, opts: { prefix: string, streamMaxLen?: number, retentionMs?: number }) {
     this.client = client
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = opts.streamMaxLen ?? DECISION_STREAM_MAXLEN
+    this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
+  }
+
+  private get retentionSeconds (): string {
+    return String(Math.ceil(this.retentionMs / 1000))
   }
 
   /** Connects (the client is lazy) and checks the server answers. */
@@ -114,6 +151,7 @@ export class RedisStore implements Store {
   }
 
   async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
+    assertAmount(input.debitAmount, 'debitAmount', { zero: true })
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
@@ -121,14 +159,14 @@ export class RedisStore implements Store {
       4 + limitKeys.length,
       k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
-      String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(DECISION_TTL_SECONDS),
+      String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)),
       String(this.streamMaxLen), input.decline?.code ?? '', input.decline?.ruleId ?? '',
       JSON.stringify(input.meta), String(input.limits.length)
     ]
     for (const l of input.limits) {
       args.push(l.mode, l.measure, String(l.windowStartMs), String(l.retainMs), String(l.max), l.code, l.ruleId)
     }
-    const [code, reason, ruleId, replayed, available, shadow] = await this.scripts.extauthAuthorize(...(args as [number, ...string[]])) as [string, string, string, string, string, string[] | undefined]
+    const [code, reason, ruleId, replayed, available, shadow] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined]
     return {
       code: code as ResponseCode,
       reason: reason as DecisionReason,
@@ -143,21 +181,21 @@ export class RedisStore implements Store {
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
-    const out = await this.scripts.extauthAbandon(
+    const out = await send(this.client, async () => await this.scripts.extauthAbandon(
       3 + limitKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
-      String(input.deadlineAtMs), String(DECISION_TTL_SECONDS), String(this.streamMaxLen))
+      String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen)))
     return out as AbandonOutcome
   }
 
   async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
-    await this.scripts.extauthPutCustomer(this.keys.customer(urn), patch.status ?? '',
-      patch.customerId === undefined ? '0' : '1', patch.customerId ?? '')
+    await send(this.client, async () => await this.scripts.extauthPutCustomer(this.keys.customer(urn), patch.status ?? '',
+      patch.customerId === undefined ? '0' : '1', patch.customerId ?? ''))
     return await this.mustGetCustomer(urn)
   }
 
   async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
-    const out = await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), last4, status)
+    const out = await send(this.client, async () => await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), last4, status))
     if (out !== 'OK') reject(String(out) as StoreRejectionCode)
     return await this.mustGetCustomer(urn)
   }
@@ -184,9 +222,10 @@ export class RedisStore implements Store {
   }
 
   private async moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+    assertAmount(amount, kind)
     const k = this.keys
-    const out = await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
-      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE)) as string[]
+    const out = await send(this.client, async () => await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
+      kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE), this.retentionSeconds)) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     return { replayed: out[1] === '1', available: Number(out[2]) }
   }
@@ -200,19 +239,22 @@ export class RedisStore implements Store {
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
-    const raw = await this.client.get(this.keys.decision(urn, reference))
-    return raw === null ? null : normalizeRecord(JSON.parse(raw))
+    const key = this.keys.decision(urn, reference)
+    const [raw, pttl] = await Promise.all([this.client.get(key), this.client.pttl(key)])
+    if (raw === null) return null
+    return { ...normalizeRecord(JSON.parse(raw)), expiresAtMs: pttl >= 0 ? Date.now() + pttl : null }
   }
 
   async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+    if (amount !== null) assertAmount(amount, 'reversal amount')
     const k = this.keys
     // The script needs the decision's window keys declared; read them first. They never change to other
     // keys afterwards (a release only removes or re-adds entries in the same windows).
     const rec = await this.getDecision(urn, reference)
     if (rec === null) reject('DECISION_NOT_FOUND')
     const windowKeys = rec.limitEntries.map((e) => e[0])
-    const out = await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
-      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen)) as string[]
+    const out = await send(this.client, async () => await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
+      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen))) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }
   }

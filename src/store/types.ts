@@ -92,6 +92,8 @@ export interface DecisionRecord {
   decidedCode: ResponseCode | null
   reversal: { amount: string, atMs: number } | null
   meta: DecisionMeta | null
+  /** when the store forgets this decision (epoch ms); null when not known */
+  expiresAtMs?: number | null
 }
 
 export interface AbandonInput {
@@ -163,8 +165,21 @@ export interface Store {
   close (): Promise<void>
 }
 
-/** Decisions are kept at least 7 days (README "The decision"); a day more covers clock skew between instances. */
-export const DECISION_TTL_SECONDS = 8 * 24 * 3600
+const DAY_MS = 24 * 3600_000
+/**
+ * Decisions, and the references of credits and debits, are kept `DECISION_RETENTION_DAYS` (at least 7;
+ * the default has a day more for clock skew between instances): the reversal horizon. A decision whose
+ * limit-window entries count longer is kept as long as they count, and a day more.
+ */
+export const DECISION_RETENTION_MS_DEFAULT = 8 * DAY_MS
+export const DECISION_RETENTION_MS_MIN = 7 * DAY_MS
+
+/** How long the store keeps a decision that may add entries to these windows. */
+export function decisionTtlMs (retentionMs: number, limits: ReadonlyArray<{ retainMs: number }>): number {
+  let ttl = retentionMs
+  for (const l of limits) if (l.retainMs + DAY_MS > ttl) ttl = l.retainMs + DAY_MS
+  return ttl
+}
 /** Lifecycle records (loads, transfers, pre-auths) are kept 30 days after their last change. */
 export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
 /** Per-bucket cap of the decision stream (approximate trimming). */

@@ -46,14 +46,14 @@ export function limit (over: Partial<LimitCheck> = {}): LimitCheck {
   }
 }
 
-async function funded (store: Store, amount: number, tag = 'c'): Promise<string> {
+export async function funded (store: Store, amount: number, tag = 'c'): Promise<string> {
   const urn = urnFor(tag)
   await store.putCustomer(urn, { customerId: 'C1' })
   if (amount > 0) await store.credit(urn, amount, `seed-${urn}`)
   return urn
 }
 
-async function rejectionCode (p: Promise<unknown>): Promise<string> {
+export async function rejectionCode (p: Promise<unknown>): Promise<string> {
   try {
     await p
   } catch (err) {
