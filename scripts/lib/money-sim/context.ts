@@ -26,6 +26,8 @@ export interface Delivered {
   replayed: boolean
   reason: string
   step: number
+  /** the simulated clock when it left */
+  atMs: number
 }
 
 export interface AttemptInfo {

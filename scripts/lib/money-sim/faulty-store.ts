@@ -1,7 +1,7 @@
 // The store as one simulated process sees it: every call waits its turn in the scheduler, may fail before it
 // is sent, lose its reply after it committed, or reply later than the decision's deadline; every call that
 // reaches the real store is applied to the model at that instant and both answers are compared.
-import { StoreRejection } from '../../../src/errors.js'
+import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, StoreRejection } from '../../../src/errors.js'
 import type {
   AbandonInput, AbandonOutcome, AuthorizeInput, AuthorizeResult, CardStatus, Customer, CustomerStatus, DecisionRecord,
   LifecycleKind, MoneyOpResult, ReversalResult, Store
@@ -9,14 +9,14 @@ import type {
 import { refKey, type ProcessHandle, type SimContext } from './context.js'
 import type { Expect } from './model.js'
 
-/** What the Redis client throws when a command cannot be written (no offline queue): it never left. */
+/** What the store throws when a command could not be sent: it surely did nothing. */
 export function notSentError (): Error {
-  return new Error("Stream isn't writeable and enableOfflineQueue options is false")
+  return new ERR_STORE_NOT_DONE('redis is reconnecting')
 }
 
 /** A reply that never came back: the command may have run. */
 export function lostReplyError (): Error {
-  return new Error('Connection is closed.')
+  return new ERR_STORE_OUTCOME_UNKNOWN('Connection is closed.')
 }
 
 type Outcome<T> = { ok: true, value: T } | { ok: false, error: unknown }

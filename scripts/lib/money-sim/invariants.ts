@@ -78,7 +78,8 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
     if (JSON.stringify(got) !== JSON.stringify(want)) sim.violation('decision-agrees', `decision ${key}: store ${JSON.stringify(got)}, model ${JSON.stringify(want)}`)
     if (!(got.held >= 0) || !(got.released >= 0)) sim.violation('nothing-negative', `decision ${key}: ${JSON.stringify(got)}`)
   }
-  // what the platform last heard decides where the money is
+  // what the platform last heard decides where the money is (while the decision is kept)
+  if (d === undefined && sim.model.forgotten.has(key)) return
   const answers = answersOf(sim, key, d)
   const last = answers[answers.length - 1]
   if (last === undefined) return
@@ -95,8 +96,13 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
 
 /** A repeat answered by the store says what the platform heard last from the store for that reference. */
 export function checkReplay (sim: SimContext, key: string, before: Delivered | undefined, now: Delivered): void {
-  if (before === undefined || before.via !== 'store' || now.via !== 'store') return
+  // a repeat decided anew (the first decision past its retention) is a new transaction
+  if (before === undefined || before.via !== 'store' || now.via !== 'store' || !now.replayed) return
   if (before.debit !== now.debit || before.last4 !== now.last4 || before.reason === 'conflict') return
+  // decided again since (the first decision past its retention, and a request nobody heard the answer to)
+  const [urn, reference] = JSON.parse(key) as [string, string]
+  const d = sim.model.decision(urn, reference)
+  if (d !== undefined && d.atMs > before.atMs) return
   if (now.code !== before.code) sim.violation('replay-returns-first-answer', `${key}: answered ${before.code} (step ${before.step}), the repeat ${now.code}`)
 }
 
@@ -104,11 +110,11 @@ export function checkReplay (sim: SimContext, key: string, before: Delivered | u
 function transferHolds (m: Model, urn: string, id: string): number {
   let n = 0
   for (let seq = 1, misses = 0; misses < 3; seq++) {
-    const taken = m.moneyOp(urn, 'debit', `transfer:${id}:${seq}`)
-    const given = m.moneyOp(urn, 'credit', `transfer-release:${id}:${seq}`)
-    if (taken === undefined && given === undefined) { misses++; continue }
+    const taken = m.movedBy(urn, 'debit', `transfer:${id}:${seq}`)
+    const given = m.movedBy(urn, 'credit', `transfer-release:${id}:${seq}`)
+    if (taken === 0 && given === 0) { misses++; continue }
     misses = 0
-    n += (taken ?? 0) - (given ?? 0)
+    n += taken - given
   }
   return n
 }
@@ -125,7 +131,8 @@ export async function checkJob (env: CheckEnv, job: Job, final: boolean): Promis
 
 async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<void> {
   const { sim, books } = env
-  const credited = sim.model.moneyOp(job.urn, 'credit', `load:${job.ref}`)
+  const movedIn = sim.model.movedBy(job.urn, 'credit', `load:${job.ref}`)
+  const credited = movedIn === 0 ? undefined : movedIn
   const party = books.loads.get(job.ref)
   const charged = party?.charged === true
   const rec = await sim.store.getLifecycle<LoadRecord>('load', job.ref)
@@ -141,7 +148,7 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
   const { sim, books } = env
   const m = sim.model
   const held = transferHolds(m, job.fromUrn, job.id)
-  const received = m.moneyOp(job.toUrn, 'credit', `transfer:${job.id}`) ?? 0
+  const received = m.movedBy(job.toUrn, 'credit', `transfer:${job.id}`)
   const party = books.transfers.get(job.id)
   const moved = party?.outcome === 'moved'
   const rec = await sim.store.getLifecycle<TransferRecord>('transfer', job.id)

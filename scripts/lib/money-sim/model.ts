@@ -17,6 +17,11 @@ export const SIM_RULES = [
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
+/**
+ * The reversal horizon (DECISION_RETENTION_DAYS, its default): decisions and credit/debit references are
+ * kept this long, and a decision as long as a window it has an entry in counts, and a day more.
+ */
+export const RETENTION_MS = 8 * DAY
 
 export interface ModelLimit {
   ruleId: string
@@ -74,6 +79,8 @@ export interface ModelDecision {
   /** the windows this decision has an entry in */
   windows: string[]
   atMs: number
+  /** after this (on the store's clock) the store may forget the decision */
+  expiresAtMs: number
 }
 
 export interface WindowEntry { reference: string, amount: number, atMs: number }
@@ -94,15 +101,34 @@ function safeAmount (n: number): boolean {
 export class Model {
   readonly customers = new Map<string, ModelCustomer>()
   readonly decisions = new Map<string, ModelDecision>()
-  readonly moneyOps = new Map<string, number>()
+  readonly moneyOps = new Map<string, { amount: number, expiresAtMs: number }>()
   readonly windows = new Map<string, WindowEntry[]>()
+  /** decisions past their retention: what was answered for them is history */
+  readonly forgotten = new Set<string>()
+  /** every credit and debit ever applied, by [urn, kind, reference]: the money moved, kept past retention */
+  readonly moved = new Map<string, number>()
+
+  constructor (private readonly now: () => number) {}
 
   decision (urn: string, reference: string): ModelDecision | undefined {
-    return this.decisions.get(k2(urn, reference))
+    const key = k2(urn, reference)
+    const d = this.decisions.get(key)
+    if (d !== undefined && d.expiresAtMs <= this.now()) {
+      this.decisions.delete(key)
+      this.forgotten.add(key)
+      return undefined
+    }
+    return d
   }
 
   moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): number | undefined {
-    return this.moneyOps.get(JSON.stringify([urn, kind, reference]))
+    const key = JSON.stringify([urn, kind, reference])
+    const op = this.moneyOps.get(key)
+    if (op !== undefined && op.expiresAtMs <= this.now()) {
+      this.moneyOps.delete(key)
+      return undefined
+    }
+    return op?.amount
   }
 
   private used (l: ModelLimit, urn: string, last4: string, nowMs: number): { count: number, amount: number } {
@@ -118,7 +144,7 @@ export class Model {
 
   authorize (r: ModelAuth, attempt: string, storeLate: boolean): Expect<{ code: string, reason: string, replayed: boolean }> {
     const key = k2(r.urn, r.reference)
-    const d = this.decisions.get(key)
+    const d = this.decision(r.urn, r.reference)
     if (d !== undefined) {
       if (d.debit !== r.debit || d.last4 !== r.last4) return { ok: { code: '05', reason: 'conflict', replayed: false } }
       if (!d.answeredOnDeadline) d.attempt = attempt
@@ -144,9 +170,10 @@ export class Model {
     }
     if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
+    const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
     const nd: ModelDecision = {
       urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt,
-      answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs
+      answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl
     }
     if (code === '00') {
       (c as ModelCustomer).available -= r.debit
@@ -160,13 +187,14 @@ export class Model {
       }
     }
     this.decisions.set(key, nd)
+    this.forgotten.delete(key)
     return { ok: { code, reason, replayed: false } }
   }
 
   private dropEntries (d: ModelDecision): void {
     for (const w of d.windows) {
       const list = this.windows.get(w) ?? []
-      const i = list.findIndex((e) => e.reference === d.reference)
+      const i = list.findIndex((e) => e.reference === d.reference && e.atMs === d.atMs)
       if (i >= 0) list.splice(i, 1)
     }
     d.windows = []
@@ -174,12 +202,13 @@ export class Model {
 
   abandon (urn: string, reference: string, attempt: string, last4: string, debit: number, nowMs: number): Expect<string> {
     const key = k2(urn, reference)
-    const d = this.decisions.get(key)
+    const d = this.decision(urn, reference)
     if (d === undefined) {
       this.decisions.set(key, {
         urn, reference, last4, debit, code: '05', reason: 'deadline', attempt, answeredOnDeadline: true,
-        held: 0, released: 0, reversal: null, windows: [], atMs: nowMs
+        held: 0, released: 0, reversal: null, windows: [], atMs: nowMs, expiresAtMs: this.now() + RETENTION_MS
       })
+      this.forgotten.delete(key)
       return { ok: 'tombstoned' }
     }
     if (d.attempt !== attempt || d.answeredOnDeadline) return { ok: 'untouched' }
@@ -196,7 +225,7 @@ export class Model {
 
   reverse (urn: string, reference: string, amount: number | null): Expect<{ released: number, replayed: boolean }> {
     if (amount !== null && !safeAmount(amount)) return { err: 'INVALID' }
-    const d = this.decisions.get(k2(urn, reference))
+    const d = this.decision(urn, reference)
     if (d === undefined) return { err: 'DECISION_NOT_FOUND' }
     if (d.reversal !== null) {
       if (d.reversal.requested === amount) return { ok: { released: d.reversal.amount, replayed: true } }
@@ -212,7 +241,7 @@ export class Model {
     d.reversal = { requested: amount, amount: amt }
     // the window keeps what is still held: a whole reversal takes the entry out
     for (const w of d.windows) {
-      const e = (this.windows.get(w) ?? []).find((x) => x.reference === reference)
+      const e = (this.windows.get(w) ?? []).find((x) => x.reference === reference && x.atMs === d.atMs)
       if (e !== undefined) e.amount = d.held
     }
     if (d.held === 0) this.dropEntries(d)
@@ -224,12 +253,13 @@ export class Model {
     const c = this.customers.get(urn)
     if (c === undefined) return { err: 'CUSTOMER_NOT_FOUND' }
     const key = JSON.stringify([urn, kind, reference])
-    const prior = this.moneyOps.get(key)
+    const prior = this.moneyOp(urn, kind, reference)
     if (prior !== undefined) return prior === amount ? { ok: { replayed: true, available: c.available } } : { err: 'REFERENCE_CONFLICT' }
     if (kind === 'debit' && amount > c.available) return { err: 'INSUFFICIENT_FUNDS' }
     if (kind === 'credit' && c.available + amount > MAX_BALANCE) return { err: 'BALANCE_LIMIT' }
     c.available += kind === 'credit' ? amount : -amount
-    this.moneyOps.set(key, amount)
+    this.moneyOps.set(key, { amount, expiresAtMs: this.now() + RETENTION_MS })
+    this.moved.set(key, (this.moved.get(key) ?? 0) + amount)
     return { ok: { replayed: false, available: c.available } }
   }
 
@@ -252,11 +282,8 @@ export class Model {
     return (this.windows.get(w) ?? []).filter((e) => e.atMs >= nowMs - retainMs)
   }
 
-  /** Net amount a card-lifecycle operation moved for one customer, from the money operations alone. */
-  net (urn: string, credits: string[], debits: string[]): number {
-    let n = 0
-    for (const r of credits) n += this.moneyOp(urn, 'credit', r) ?? 0
-    for (const r of debits) n -= this.moneyOp(urn, 'debit', r) ?? 0
-    return n
+  /** What credits or debits with this reference ever moved for the customer (0 if none). */
+  movedBy (urn: string, kind: 'credit' | 'debit', reference: string): number {
+    return this.moved.get(JSON.stringify([urn, kind, reference])) ?? 0
   }
 }

@@ -4,7 +4,9 @@
 // A restart builds a new one over the same store and the same parties.
 import { Ajv } from 'ajv'
 import pino from 'pino'
+import type { CompensationJournal } from '../../../src/decision/compensation-journal.js'
 import { Compensator } from '../../../src/decision/compensator.js'
+import type { Timers } from '../../../src/decision/deadline.js'
 import { decide, type DecisionDeps } from '../../../src/decision/pipeline.js'
 import type { AuthRequest } from '../../../src/decision/request.js'
 import { authRequestSchema } from '../../../src/http/auth-schema.js'
@@ -33,11 +35,20 @@ export class SimProcess {
   private markDead: () => void = () => {}
   private attemptSeq = 0
 
-  constructor (private readonly sim: SimContext, readonly id: number, rules: CompiledRuleSet, books: PartyBooks) {
+  /** `journal` is the compensation journal on its volume: it outlives every incarnation of the process */
+  constructor (private readonly sim: SimContext, readonly id: number, rules: CompiledRuleSet, books: PartyBooks, journal: CompensationJournal) {
     this.died = new Promise<null>((resolve) => { this.markDead = () => resolve(null) })
     this.store = new FaultyStore(sim, this)
-    // retries at once: the scheduler, not a timer, decides when the retry reaches the store
-    this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0 })
+    // a timer is a queued call: the scheduler, not the wall clock, decides when a retry reaches the store
+    const timers: Timers = {
+      setTimeout: (fn) => {
+        const handle = { cancelled: false }
+        sim.scheduler.add({ owner: id, label: 'timer', run: async () => { if (!handle.cancelled && this.alive) fn() }, orphan: async () => {} })
+        return handle
+      },
+      clearTimeout: (handle) => { (handle as { cancelled: boolean }).cancelled = true }
+    }
+    this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
     this.deps = { store: this.store, rules: () => rules, timezone: 'UTC', clock: sim.clock.now, compensator: this.compensator }
     this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now)
     this.transfers = new TransferService(this.store, fakePrepaid(sim, this, books), sim.clock.now)
@@ -46,6 +57,11 @@ export class SimProcess {
   /** Resolves with the call's result, or null when the process died before it answered. */
   async answerOrDeath<T> (p: Promise<T>): Promise<{ value: T } | { error: unknown } | null> {
     return await Promise.race([p.then((value) => ({ value }), (error: unknown) => ({ error })), this.died])
+  }
+
+  /** What a start does before it takes requests: the compensations an earlier incarnation left are sent again. */
+  start (): void {
+    this.compensator.recover()
   }
 
   /** Compensations this process still has to bring to the store. */
@@ -66,8 +82,8 @@ export class SimProcess {
   async externalAuth (body: AuthRequest, auth: ModelAuth): Promise<Delivered | null> {
     const sim = this.sim
     const key = refKey(body.urn, body.transactionReferenceNumber)
-    const deliver = (d: Omit<Delivered, 'step' | 'debit' | 'last4'>): Delivered => {
-      const full: Delivered = { ...d, debit: auth.debit, last4: auth.last4, step: sim.step }
+    const deliver = (d: Omit<Delivered, 'step' | 'debit' | 'last4' | 'atMs'>): Delivered => {
+      const full: Delivered = { ...d, debit: auth.debit, last4: auth.last4, step: sim.step, atMs: sim.clock.now() }
       let list = sim.answers.get(key)
       if (list === undefined) sim.answers.set(key, list = [])
       list.push(full)
@@ -82,7 +98,7 @@ export class SimProcess {
     const ac = new AbortController()
     const answer = new Promise<Delivered>((resolve) => {
       let settled = false
-      const settle = (d: Omit<Delivered, 'step' | 'debit' | 'last4'>): void => {
+      const settle = (d: Omit<Delivered, 'step' | 'debit' | 'last4' | 'atMs'>): void => {
         if (settled || !this.alive) return
         settled = true
         resolve(deliver(d))
