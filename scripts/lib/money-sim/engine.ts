@@ -163,8 +163,10 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   // every timer is a queued call: nothing is due outside the queue
   const timersDue = (): boolean => false
   const between = async (): Promise<void> => {
-    if (!killsOn || rnd() >= opts.killRate) return
-    const kind = proc.compensationsPending > 0 ? 'kill-compensating' : 'kill'
+    // the instants with a compensation on its way are few and the ones that matter: kills seek them out
+    const compensating = proc.compensationsPending > 0
+    if (!killsOn || rnd() >= opts.killRate * (compensating ? 10 : 1)) return
+    const kind = compensating ? 'kill-compensating' : 'kill'
     if (enabled(opts, kind)) await kill(kind)
   }
   const settle = async (work: Promise<void>): Promise<void> => {
