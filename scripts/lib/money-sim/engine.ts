@@ -7,7 +7,7 @@ import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { intBetween, seededRandom } from '../../../src/sim/prng.js'
 import type { Store } from '../../../src/store/types.js'
 import { jobOpen, runJob, type Job, type OpEnv, type RecentAuth } from './clients.js'
-import { manualClock, refKey, SimViolation, type Counts, type SimContext, type Violation } from './context.js'
+import { manualClock, refKey, SimViolation, type Counts, type Delivered, type SimContext, type Violation } from './context.js'
 import { PartyBooks } from './fake-parties.js'
 import { checkCustomer, checkDecision, checkJob, checkReplay, checkWindows, type CheckEnv } from './invariants.js'
 import { Model, SIM_RULES } from './model.js'
@@ -277,7 +277,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 
-function lastAnswer (sim: SimContext, urn: string, reference: string): ReturnType<SimContext['answers']['get']> extends Array<infer D> | undefined ? D | undefined : never {
+function lastAnswer (sim: SimContext, urn: string, reference: string): Delivered | undefined {
   const list = sim.answers.get(refKey(urn, reference))
   return list?.[list.length - 1]
 }
