@@ -106,6 +106,14 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   let killsOn = false
   let ended = false
 
+  // Redis counts a lock's life on its own clock; here it ends when the simulated clock says so
+  const expireLocks = async (): Promise<void> => {
+    for (const [k, l] of locks) {
+      if (l.expiresAtMs > clock.now()) continue
+      await raw.dropLock(l.kind, l.id)
+      locks.delete(k)
+    }
+  }
   const env: OpEnv = {
     sim,
     world,
@@ -124,11 +132,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
         label: 'wait',
         run: async () => {
           clock.advance(61_000)
-          for (const [k, l] of locks) {
-            if (l.expiresAtMs > clock.now()) continue
-            await raw.dropLock(l.kind, l.id)
-            locks.delete(k)
-          }
+          await expireLocks()
           resolve()
         },
         orphan: async () => { resolve() }
@@ -226,6 +230,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     for (let i = 1; i <= opts.steps; i++) {
       sim.step = i
       clock.advance(intBetween(rnd, 20, 2_000))
+      await expireLocks()
       const op = pickOp()
       sim.opName = op.kind
       sim.trace?.push(`step ${i}: ${op.kind}`)
