@@ -11,7 +11,7 @@ export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
 export const SIM_RULES = [
   { id: 'sim-block-gambling', when: { mcc: { eq: '7995' } }, then: { decline: '05' } },
   { id: 'sim-atm-count', when: { channel: { eq: 'ATM' } }, limit: { measure: 'count', per: 'card', window: '1h', max: 3 }, then: { decline: '65' } },
-  { id: 'sim-day-amount', when: { debitAmount: { gte: 0 } }, limit: { measure: 'amount', per: 'urn', window: 'day', max: 30_000 }, then: { decline: '61' } },
+  { id: 'sim-day-amount', when: { debitAmount: { gte: 0 } }, limit: { measure: 'amount', per: 'urn', window: 'day', max: 200_000 }, then: { decline: '61' } },
   { id: 'sim-ecom-month-shadow', mode: 'shadow', when: { channel: { eq: 'ECOM' } }, limit: { measure: 'count', per: 'urn', window: 'month', max: 2 }, then: { decline: '65' } }
 ] as const
 
@@ -38,7 +38,7 @@ export interface ModelLimit {
 /** The limits of SIM_RULES, computed here (UTC calendar). */
 export const MODEL_LIMITS: ModelLimit[] = [
   { ruleId: 'sim-atm-count', per: 'card', measure: 'count', enforce: true, max: 3, code: '65', applies: (r) => r.channel === 'ATM', windowStart: (now) => now - HOUR, retainMs: HOUR },
-  { ruleId: 'sim-day-amount', per: 'urn', measure: 'amount', enforce: true, max: 30_000, code: '61', applies: () => true, windowStart: (now) => Math.floor(now / DAY) * DAY, retainMs: 25 * HOUR },
+  { ruleId: 'sim-day-amount', per: 'urn', measure: 'amount', enforce: true, max: 200_000, code: '61', applies: () => true, windowStart: (now) => Math.floor(now / DAY) * DAY, retainMs: 25 * HOUR },
   {
     ruleId: 'sim-ecom-month-shadow',
     per: 'urn',

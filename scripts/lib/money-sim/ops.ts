@@ -126,13 +126,13 @@ export const OPS: OpSpec[] = [
   },
   {
     kind: 'credit',
-    weight: 5,
+    weight: 7,
     run: async (env) => {
       const rnd = env.sim.rnd
       const urn = rnd() < 0.03 ? env.world.unknownUrn : pickCustomer(rnd, env.world).urn
       // an old reference again: a replay, or a conflict when the amount differs
       const ref = `adm${rnd() < 0.2 ? Math.max(1, env.seq() - intBetween(rnd, 1, 20)) : env.seq()}`
-      const amount = intBetween(rnd, 1, 5_000)
+      const amount = intBetween(rnd, 1, 20_000)
       await adminCall(env, async (p) => await p.store.credit(urn, amount, ref))
     }
   },
@@ -152,7 +152,7 @@ export const OPS: OpSpec[] = [
     run: async (env) => {
       const rnd = env.sim.rnd
       const urn = pickCustomer(rnd, env.world).urn
-      const status: CustomerStatus = rnd() < 0.6 ? 'ACTIVE' : pick(rnd, ['BLOCKED', 'CLOSED'] as const)
+      const status: CustomerStatus = rnd() < 0.8 ? 'ACTIVE' : pick(rnd, ['BLOCKED', 'CLOSED'] as const)
       await adminCall(env, async (p) => await p.store.putCustomer(urn, { status }))
     }
   },
@@ -163,8 +163,9 @@ export const OPS: OpSpec[] = [
       const rnd = env.sim.rnd
       const c = pickCustomer(rnd, env.world)
       const status: CardStatus = rnd() < 0.6 ? 'ACTIVE' : pick(rnd, ['LOST', 'STOLEN', 'BLOCKED'] as const)
-      const last4 = c.cards.length > 0 ? pick(rnd, c.cards) : '1111'
-      if (c.cards.length === 0 && rnd() < 0.7) return
+      // a customer without cards takes any last four digits; giving it one would make the others unknown
+      if (c.cards.length === 0) return
+      const last4 = pick(rnd, c.cards)
       await adminCall(env, async (p) => await p.store.putCard(c.urn, last4, status))
     }
   },
