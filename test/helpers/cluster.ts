@@ -39,7 +39,7 @@ export async function startCluster (t: { teardown: (fn: () => unknown) => void }
       try { await r.connect(); return await r.ping() === 'PONG' } finally { r.disconnect() }
     }, 5000, `redis-server ${n.port}`)
   }
-  await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'])
+  await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 })
   await waitFor(async () => {
     const r = new Redis({ ...nodes[0], lazyConnect: true, retryStrategy: () => null })
     r.on('error', () => {})
