@@ -228,7 +228,7 @@ export const OPS: OpSpec[] = [
     weight: 0.3,
     memoryOnly: true,
     run: async (env) => {
-      // past the decision retention, while the month's window still counts what was approved
+      // past the default retention (8 days): what the store forgets, the model forgets; what it must keep, it keeps
       env.sim.clock.advance(9 * 24 * 3_600_000)
       const r = recentAuth(env)
       if (r !== null) await adminCall(env, async (p) => await p.store.reverse(r.body.urn, r.body.transactionReferenceNumber, null))
