@@ -1,6 +1,6 @@
 // npm run demo: the simulators and extauth on the embedded store, all on loopback. A card is loaded
-// through the gateway's OTP flow, then spent with the issuer simulator until rules, limits and funds
-// decline; every step is printed.
+// through the gateway's OTP flow, its cardholder sets card controls in the app while spending, then it is
+// spent with the issuer simulator until rules, limits and funds decline; every step is printed.
 import { Pool } from 'undici'
 import { loadConfig } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
@@ -9,7 +9,7 @@ import { buildAdminApp, buildPublicApp } from '../src/app.js'
 import { buildGatewaySim } from '../src/sim/gateway-sim.js'
 import { buildPrepaidSim } from '../src/sim/prepaid-sim.js'
 import { buildRiskSim } from '../src/sim/risk-sim.js'
-import { createIssuer } from '../src/sim/issuer.js'
+import { cardholderJourney, createIssuer } from '../src/sim/issuer.js'
 import type { AuthRequest } from '../src/decision/request.js'
 
 const KEYS = { consumerKey: 'demo-consumer-key', clientId: 'DEMOCLIENT', bankId: '1234' }
@@ -19,7 +19,7 @@ const money = (minor: string | number): string => (Number(minor) / 100).toFixed(
 
 async function main (): Promise<void> {
   const gateway = buildGatewaySim({ apiKey: 'demo-gw-key', pgInstanceId: 'PG01', merchantId: 'M0001' })
-  const prepaid = buildPrepaidSim({ apiKey: 'demo-pp-key', consumerKey: 'demo-pp-consumer', secureCode: 'demo-secure', clientId: 'CL01', bankId: '1234' })
+  const prepaid = buildPrepaidSim({ apiKey: 'demo-pp-key', consumerKey: 'demo-pp-consumer', secureCode: 'demo-secure', clientId: 'CL01', bankId: '1234', unloadPath: '/demo/v2/unload' })
   const risk = buildRiskSim({ accessToken: 'demo-risk-token' })
   const [gatewayUrl, prepaidUrl, riskUrl] = await Promise.all([gateway.app, prepaid.app, risk.app].map(async (a) => await a.listen({ host: '127.0.0.1', port: 0 })))
 
@@ -27,8 +27,9 @@ async function main (): Promise<void> {
     ...process.env,
     EXTAUTH_CONSUMER_KEY: KEYS.consumerKey, EXTAUTH_CLIENT_ID: KEYS.clientId, EXTAUTH_BANK_ID: KEYS.bankId, ADMIN_TOKEN,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RULES_DIR: process.env.RULES_DIR ?? './rules', RULES_WATCH: 'false', REDIS_URL: '',
+    CARD_CONTROLS_FILE: process.env.CARD_CONTROLS_FILE ?? './examples/card-controls.rbi.json',
     GATEWAY_URL: gatewayUrl as string, GATEWAY_API_KEY: 'demo-gw-key', GATEWAY_PG_INSTANCE_ID: 'PG01', GATEWAY_MERCHANT_ID: 'M0001', GATEWAY_VERSION: '1.0.0.1',
-    PREPAID_URL: prepaidUrl as string, PREPAID_API_KEY: 'demo-pp-key', PREPAID_CONSUMER_KEY: 'demo-pp-consumer', PREPAID_SECURE_CODE: 'demo-secure', PREPAID_CLIENT_ID: 'CL01', PREPAID_BANK_ID: '1234',
+    PREPAID_URL: prepaidUrl as string, PREPAID_API_KEY: 'demo-pp-key', PREPAID_CONSUMER_KEY: 'demo-pp-consumer', PREPAID_SECURE_CODE: 'demo-secure', PREPAID_CLIENT_ID: 'CL01', PREPAID_BANK_ID: '1234', PREPAID_UNLOAD_PATH: '/demo/v2/unload',
     RISK_URL: riskUrl as string, RISK_ACCESS_TOKEN: 'demo-risk-token', RISK_INSTANCE_ID: '1001', RISK_CHANNEL_ID: 'DEMO'
   })
   const log = createLogger(config.logLevel)
@@ -38,7 +39,7 @@ async function main (): Promise<void> {
   const publicUrl = await publicApp.listen({ host: '127.0.0.1', port: 0 })
   const adminUrl = await adminApp.listen({ host: '127.0.0.1', port: 0 })
   const admin = new Pool(adminUrl)
-  const call = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Record<string, unknown>> => {
+  const call = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<Record<string, unknown>> => {
     const res = await admin.request({ method, path, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
     return await res.body.json() as Record<string, unknown>
   }
@@ -63,6 +64,21 @@ async function main (): Promise<void> {
   const again = await call('POST', `/v1/loads/${ref}/otp`, { otp })
   say(`   the same call again → ${String(again.status)} (replayed: ${String(again.replayed)}), no second credit\n`)
 
+  // the platform keeps the wallet too; in the demo it starts where extauth is after the load
+  prepaid.wallets.add({ urn, customerId: 'DEMO-CUST', accountNumber: 'DEMO-WALLET-1', balance: Number(loaded.available) })
+  const unloadRef = `UNLOAD${Date.now()}`
+  say(`3. withdraw 2,000.00 (fee 10.00) to a bank account: an unload through the prepaid platform (${unloadRef})`)
+  const unload = {
+    clientTxnId: unloadRef, urn, accountNumber: 'DEMO-WALLET-1', amount: '200000', fee: '1000', receiver: 'DEMO USER',
+    sourceType: 1, fundFlowType: 'UNLOAD', implId: 'DEMO-IMPL', implType: 'BANK', beneficiaryId: 1001, customerMobile: '919800000001'
+  }
+  const unloaded = await call('POST', '/v1/unloads', unload)
+  const wallet = await call('GET', `/admin/v1/customers/${urn}`)
+  say(`   Encrypt (3450), Unload, Decrypt → ${String(unloaded.status)} (${JSON.stringify(unloaded.upstream)}), ledger ${String(unloaded.ledgerTransactionId)}`)
+  say(`   available here ${money(wallet.available as string)}, on the platform ${money(prepaid.wallets.customer(urn)?.balance ?? 0)}`)
+  const unloadAgain = await call('POST', '/v1/unloads', unload)
+  say(`   the same call again → ${String(unloadAgain.status)} (replayed: ${String(unloadAgain.replayed)}), nothing sent\n`)
+
   const issuer = createIssuer({ url: publicUrl, ...KEYS, connections: 4 })
   let n = 0
   const spend = async (what: string, over: Partial<AuthRequest>): Promise<string> => {
@@ -73,12 +89,27 @@ async function main (): Promise<void> {
     const out = await issuer.send(body)
     const answer = out.kind === 'answer' ? out.body as Record<string, string> : { responseCode: out.code, responseDescription: 'transport error' }
     const decision = await call('GET', `/admin/v1/customers/${urn}/decisions/${body.transactionReferenceNumber}`)
-    const why = decision.ruleId != null ? ` (rule ${String(decision.ruleId)})` : ` (${String(decision.reason)})`
+    const control = decision.control as { control: string, check: string } | null | undefined
+    const why = decision.ruleId != null
+      ? ` (rule ${String(decision.ruleId)})`
+      : ` (${String(decision.reason)}${control != null ? `: ${control.control} ${control.check}` : ''})`
     say(`   ${what.padEnd(34)} ${money(body.transactionAmount).padStart(10)} → ${answer.responseCode} ${answer.responseDescription}${why}`)
     return answer.responseCode as string
   }
 
-  say('3. spend with the issuer simulator')
+  say(`4. the cardholder's card controls, set in the app (program defaults: ${config.cardControlsFile})`)
+  say(`   the card starts with ${JSON.stringify(await call('GET', `/admin/v1/customers/${urn}/cards/${last4}/controls`))}`)
+  for (const step of cardholderJourney({ urn, last4Digits: last4 }, { run: String(Date.now()) })) {
+    if (step.kind === 'controls') {
+      await call('PATCH', `/admin/v1/customers/${urn}/cards/${last4}/controls`, step.patch)
+      say(`   the cardholder ${step.what}: PATCH .../controls ${JSON.stringify(step.patch)}`)
+    } else {
+      const { transactionReferenceNumber: _ref, systemTraceAuditNumber: _stan, ...over } = step.body
+      await spend(step.what, over)
+    }
+  }
+
+  say('5. spend with the issuer simulator')
   await spend('groceries, POS', { transactionAmount: '245000' })
   await spend('online casino, ECOM (MCC 7995)', { channel: 'ECOM', mcc: '7995', transactionAmount: '100000' })
   say('   cash: ATM withdrawals of 6,000.00 until the daily ATM amount limit (25,000.00)')
@@ -87,7 +118,7 @@ async function main (): Promise<void> {
   for (let i = 0; i < 4; i++) if (await spend('ATM withdrawal, small', { channel: 'ATM', mcc: '6011', transactionAmount: '10000' }) !== '00') break
   say('   POS purchases of 10,000.00 until the funds run out')
   for (let i = 0; i < 6; i++) if (await spend('electronics, POS', { transactionAmount: '1000000', mcc: '5732' }) !== '00') break
-  say('4. the card is reported lost')
+  say('6. the card is reported lost')
   await call('PUT', `/admin/v1/customers/${urn}/cards/${last4}`, { status: 'LOST' })
   await spend('coffee, POS-Contactless', { channel: 'POS-Contactless', transactionAmount: '25000' })
 

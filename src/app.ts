@@ -6,6 +6,8 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { Store } from './store/types.js'
 import type { Metrics } from './metrics.js'
+import type { StoreProblem } from './store-status.js'
+import { withIsoTimes } from './http/iso-times.js'
 import type { Compensator } from './decision/compensator.js'
 import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
@@ -14,6 +16,7 @@ import { healthRoutes } from './http/health-routes.js'
 import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { answerFor } from './http/answer.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
+import { controlsRoutes } from './http/controls-routes.js'
 
 export interface AppDeps {
   config: Config
@@ -30,6 +33,8 @@ export interface AppDeps {
   cardLifecycle?: Omit<LifecycleOptions, 'defaultCurrency'>
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
   lifecycle: { shuttingDown: boolean }
+  /** which Redis does not answer and why, for the log line of a store error */
+  storeProblem?: () => StoreProblem | null
 }
 
 /**
@@ -97,6 +102,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     answer: answerCtx,
     metrics,
     clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
+    ...(deps.storeProblem !== undefined ? { storeProblem: deps.storeProblem as () => Record<string, string> | null } : {}),
     decision: {
       store: deps.store,
       rules: deps.rules.current,
@@ -104,6 +110,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
       defaultCurrency: config.defaultCurrency,
       clock,
       compensator: deps.compensator,
+      controlDefaults: config.cardControlDefaults,
       ...(deps.risk !== undefined ? { risk: deps.risk } : {})
     }
   })
@@ -136,12 +143,15 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     if (text === '') { done(null, null); return }
     jsonParser(request, text, done)
   })
+  // instants as ISO 8601 beside the epoch-ms fields of every JSON answer (http/iso-times.ts)
+  app.addHook('preSerialization', async (_request, _reply, payload) => withIsoTimes(payload))
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()
   })
   await app.register(async (scope) => {
     await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
+    await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
     if (extra !== undefined) await extra(scope)
   })

@@ -79,18 +79,21 @@ export async function main (argv: string[], io: CliIo = {
   const json = values.json === true
 
   const loaded = await loadRuleSet(dir, { timezone })
+  const warnings = loaded.warnings ?? []
   if (!loaded.ok) {
-    if (json) io.out(JSON.stringify({ ok: false, dir, errors: loaded.errors }, null, 2))
+    if (json) io.out(JSON.stringify({ ok: false, dir, errors: loaded.errors, warnings }, null, 2))
     else {
       for (const e of loaded.errors) io.out(formatRuleError(e))
+      for (const w of warnings) io.out(`warning: ${formatRuleError(w)}`)
       io.out(`refused: ${loaded.errors.length} error(s) in ${dir}`)
     }
     return 1
   }
   const set = loaded.set
+  if (!json) for (const w of warnings) io.out(`warning: ${formatRuleError(w)}`)
   if (command === 'check') {
-    if (json) io.out(JSON.stringify({ ok: true, dir, version: set.version, rules: set.rules.length, files: loaded.files, needsRisk: set.needsRisk }, null, 2))
-    else io.out(`ok: ${set.rules.length} rules, version ${set.version}`)
+    if (json) io.out(JSON.stringify({ ok: true, dir, version: set.version, rules: set.rules.length, files: loaded.files, needsRisk: set.needsRisk, warnings }, null, 2))
+    else io.out(`ok: ${set.rules.length} rules, version ${set.version}${warnings.length === 0 ? '' : `, ${warnings.length} warning(s)`}`)
     return 0
   }
 

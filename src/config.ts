@@ -1,19 +1,37 @@
-// Configuration from the environment (README "Configuration"), validated once at start-up. A bad value stops the
-// process with one line naming the variable; secrets never appear in that line.
+// Configuration from the environment (docs "Configuration"), validated once at start-up. Bad values stop the
+// process with one line per bad variable, all of them at once (fixing one at a time and restarting to find
+// the next is slow); secrets never appear in those lines.
 import { cleanEnv, str, port, bool, makeValidator, type ReporterOptions } from 'envalid'
 import ipaddr from 'ipaddr.js'
 import { assertTimeZone } from './time.js'
 import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
+import { loadControlDefaults, ControlsFileError } from './controls/defaults-file.js'
+import type { CardControls } from './controls/types.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
 
+export interface ConfigProblem {
+  variable: string
+  message: string
+}
+
 export class ConfigError extends Error {
+  /** the first bad variable */
   readonly variable: string
-  constructor (variable: string, message: string) {
-    super(`${variable}: ${message}`)
+  /** every bad variable, in the order checked; the message has one line for each */
+  readonly problems: readonly ConfigProblem[]
+  constructor (variable: string, message: string, more: readonly ConfigProblem[] = []) {
+    const problems = [{ variable, message }, ...more]
+    super(problems.map(p => `${p.variable}: ${p.message}`).join('\n'))
     this.name = 'ConfigError'
     this.variable = variable
+    this.problems = problems
+  }
+
+  static of (problems: readonly ConfigProblem[]): ConfigError {
+    const [first, ...rest] = problems as [ConfigProblem, ...ConfigProblem[]]
+    return new ConfigError(first.variable, first.message, rest)
   }
 }
 
@@ -127,7 +145,8 @@ const spec = {
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
   RULES_WATCH: bool({ default: true }),
   DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 }),
-  COMPENSATION_JOURNAL_DIR: str({ default: './var' })
+  COMPENSATION_JOURNAL_DIR: str({ default: './var' }),
+  CARD_CONTROLS_FILE: str({ default: '' })
 }
 
 export interface Config {
@@ -160,40 +179,55 @@ export interface Config {
   decisionRetentionMs: number
   /** folder of the journals of deadline compensations not yet taken by Redis; '' = memory only (lost with the process) */
   compensationJournalDir: string
+  /** CARD_CONTROLS_FILE, '' when unset */
+  cardControlsFile: string
+  /** the program's default card controls (every kind enabled with no limit without the file) */
+  cardControlDefaults: CardControls
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
   env: NodeJS.ProcessEnv
 }
 
-/** Throws a ConfigError naming the first bad variable. */
+/** Throws a ConfigError naming every bad variable (`problems`; `variable` is the first). */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: ConfigProblem[] = []
+  const bad = new Set<string>()
+  const problem = (variable: string, message: string): void => { problems.push({ variable, message }); bad.add(variable) }
   const clean = cleanEnv(env, spec, {
+    // collect rather than throw: the checks below still run on the variables that passed
     reporter: ({ errors }: ReporterOptions<typeof spec>) => {
-      const first = Object.entries(errors)[0]
-      if (first === undefined) return
-      const [name, err] = first as [string, Error]
-      const missing = err?.name === 'EnvMissingError' || /undefined|missing/i.test(err?.message ?? '')
-      throw new ConfigError(name, missing ? 'is required' : (err?.message ?? 'is invalid'))
+      for (const [name, err] of Object.entries(errors) as Array<[string, Error | undefined]>) {
+        const missing = err?.name === 'EnvMissingError' || /undefined|missing/i.test(err?.message ?? '')
+        problem(name, missing ? 'is required' : (err?.message ?? 'is invalid'))
+      }
     }
   })
-  if (clean.REDIS_URL !== '' && clean.REDIS_CLUSTER_NODES !== undefined) {
-    throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both')
+  if (!bad.has('REDIS_URL') && !bad.has('REDIS_CLUSTER_NODES') && clean.REDIS_URL !== '' && clean.REDIS_CLUSTER_NODES !== undefined) {
+    problem('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both')
   }
-  if (clean.REDIS_URL !== '' && !/^rediss?:\/\//.test(clean.REDIS_URL)) {
-    throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://')
+  if (!bad.has('REDIS_URL') && clean.REDIS_URL !== '' && !/^rediss?:\/\//.test(clean.REDIS_URL)) {
+    problem('REDIS_URL', 'must start with redis:// or rediss://')
   }
-  if (/[{}]/.test(clean.REDIS_KEY_PREFIX)) {
+  if (!bad.has('REDIS_KEY_PREFIX') && /[{}]/.test(clean.REDIS_KEY_PREFIX)) {
     // a brace in the prefix would become the Redis Cluster hash tag and put all keys in one slot
-    throw new ConfigError('REDIS_KEY_PREFIX', 'must not contain { or }')
+    problem('REDIS_KEY_PREFIX', 'must not contain { or }')
   }
-  let adapters: AdapterOptionsFromEnv
+  let adapters: AdapterOptionsFromEnv | undefined
   try {
     adapters = adapterOptionsFromEnv(env)
   } catch (err) {
     const message = (err as Error).message
     const variable = /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'adapter configuration'
-    throw new ConfigError(variable, message.slice(variable.length).trim() || 'is invalid')
+    problem(variable, message.slice(variable.length).trim() || 'is invalid')
   }
+  let cardControlDefaults: CardControls | undefined
+  try {
+    cardControlDefaults = loadControlDefaults(clean.CARD_CONTROLS_FILE)
+  } catch (err) {
+    if (!(err instanceof ControlsFileError)) throw err
+    problem('CARD_CONTROLS_FILE', err.message)
+  }
+  if (problems.length > 0 || adapters === undefined || cardControlDefaults === undefined) throw ConfigError.of(problems)
   return {
     consumerKey: clean.EXTAUTH_CONSUMER_KEY,
     clientId: clean.EXTAUTH_CLIENT_ID,
@@ -220,6 +254,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     rulesWatch: clean.RULES_WATCH,
     decisionRetentionMs: clean.DECISION_RETENTION_DAYS * 24 * 3600_000,
     compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),
+    cardControlsFile: clean.CARD_CONTROLS_FILE,
+    cardControlDefaults,
     adapters,
     env
   }

@@ -1,13 +1,6 @@
 // One catalogue of our operating errors, each with a stable code; tests assert on codes, never on text.
 import createError from '@fastify/error'
 
-export const ERR_UNAUTHORIZED = createError('EXTAUTH_ERR_UNAUTHORIZED', 'Missing or wrong credentials', 401)
-export const ERR_FORBIDDEN_SOURCE = createError('EXTAUTH_ERR_FORBIDDEN_SOURCE', 'Source address %s is not allowed', 403)
-export const ERR_BAD_REQUEST = createError('EXTAUTH_ERR_BAD_REQUEST', '%s', 400)
-export const ERR_NOT_FOUND = createError('EXTAUTH_ERR_NOT_FOUND', '%s', 404)
-export const ERR_CONFLICT = createError('EXTAUTH_ERR_CONFLICT', '%s', 409)
-export const ERR_UNPROCESSABLE = createError('EXTAUTH_ERR_UNPROCESSABLE', '%s', 422)
-export const ERR_STORE_UNAVAILABLE = createError('EXTAUTH_ERR_STORE_UNAVAILABLE', 'Store unavailable: %s', 503)
 /**
  * The store surely did nothing: the command was never sent (no connection), or the store answered with an
  * error before changing anything. Nothing needs undoing.
@@ -20,22 +13,67 @@ export function isStoreNotDone (err: unknown): boolean {
   return err instanceof Error && (err as { code?: unknown }).code === 'EXTAUTH_ERR_STORE_NOT_DONE'
 }
 
-/** A store operation refused for a reason the caller can act on (maps to 404 / 409 on the admin API). */
-export class StoreRejection extends Error {
-  readonly code: StoreRejectionCode
-  constructor (code: StoreRejectionCode, message: string) {
+/**
+ * Every error an answer of the admin listener can carry, by its `error` word, with its HTTP status. The
+ * words are user-facing (clients branch on them): test/errors.test.ts pins this table.
+ */
+export const API_ERRORS = {
+  VALIDATION: 400,
+  BAD_REQUEST: 400,
+  SAME_CUSTOMER: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CUSTOMER_NOT_FOUND: 404,
+  CARD_NOT_FOUND: 404,
+  DECISION_NOT_FOUND: 404,
+  LOAD_NOT_FOUND: 404,
+  TRANSFER_NOT_FOUND: 404,
+  UNLOAD_NOT_FOUND: 404,
+  REFERENCE_CONFLICT: 409,
+  INSUFFICIENT_FUNDS: 409,
+  NOT_APPROVED: 409,
+  EXCEEDS_HOLD: 409,
+  ALREADY_REVERSED: 409,
+  BALANCE_LIMIT: 409,
+  IN_PROGRESS: 409,
+  WRONG_STATE: 409,
+  RULES_INVALID: 422,
+  NOT_CONFIGURED: 503,
+  UNAVAILABLE: 503
+} as const
+
+export type ApiErrorWord = keyof typeof API_ERRORS
+
+/** An error with a place in the catalogue: `code` is `EXTAUTH_ERR_<word>`, `statusCode` its HTTP status. */
+export class ExtauthError<W extends ApiErrorWord = ApiErrorWord> extends Error {
+  readonly code: `EXTAUTH_ERR_${W}`
+  readonly statusCode: number
+  constructor (readonly word: W, message: string) {
     super(message)
-    this.name = 'StoreRejection'
-    this.code = code
+    this.name = 'ExtauthError'
+    this.code = `EXTAUTH_ERR_${word}`
+    this.statusCode = API_ERRORS[word]
   }
 }
 
-export function reject (code: StoreRejectionCode): never {
-  throw new StoreRejection(code, code)
+export function apiError (word: ApiErrorWord, message: string): ExtauthError {
+  return new ExtauthError(word, message)
+}
+
+export function errorBody (word: ApiErrorWord, message: string): { error: ApiErrorWord, message: string } {
+  return { error: word, message }
+}
+
+/** The one mapping from an error to the admin listener's answer; null for an error that is not ours. */
+export function apiAnswerOf (err: unknown): { status: number, body: { error: ApiErrorWord, message: string } } | null {
+  if (!(err instanceof ExtauthError)) return null
+  return { status: err.statusCode, body: errorBody(err.word, err.message) }
 }
 
 export type StoreRejectionCode =
   | 'CUSTOMER_NOT_FOUND'
+  | 'CARD_NOT_FOUND'
   | 'DECISION_NOT_FOUND'
   | 'REFERENCE_CONFLICT'
   | 'INSUFFICIENT_FUNDS'
@@ -43,3 +81,15 @@ export type StoreRejectionCode =
   | 'EXCEEDS_HOLD'
   | 'ALREADY_REVERSED'
   | 'BALANCE_LIMIT'
+
+/** A store operation refused for a reason the caller can act on. */
+export class StoreRejection extends ExtauthError<StoreRejectionCode> {
+  constructor (word: StoreRejectionCode, message: string) {
+    super(word, message)
+    this.name = 'StoreRejection'
+  }
+}
+
+export function reject (code: StoreRejectionCode): never {
+  throw new StoreRejection(code, code)
+}

@@ -12,7 +12,8 @@ async function main (): Promise<void> {
     config = loadConfig(process.env)
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`extauth: configuration error: ${err.message}\n`)
+      // one line per bad variable, all of them
+      for (const p of err.problems) process.stderr.write(`extauth: configuration error: ${p.variable}: ${p.message}\n`)
       process.exit(1)
     }
     throw err
@@ -54,7 +55,15 @@ async function main (): Promise<void> {
   } else {
     await adminApp.listen({ host: config.adminHost, port: config.adminPort })
   }
-  log.info({ store: services.store.kind, rules: services.rulesManager.current.version, deadlineMs: config.deadlineMs }, 'extauth ready')
+  const readyLine = { store: services.store.kind, rules: services.rulesManager.current.version, deadlineMs: config.deadlineMs }
+  if (services.store.ready()) {
+    log.info(readyLine, 'extauth ready')
+  } else {
+    // listening (liveness answers, readiness says 503) but not ready: say so, and say "ready" only when it is
+    const p = services.storeStatus.problem()
+    log.warn({ ...readyLine, ...p }, `extauth listening, not ready: redis ${p?.redis ?? ''} unreachable: ${p?.cause ?? ''}`)
+    services.storeStatus.ready.then(() => { log.info(readyLine, 'extauth ready') }, () => {})
+  }
 }
 
 main().catch((err: unknown) => {

@@ -173,3 +173,17 @@ t.test('the server refuses to start on a bad value: non-zero exit, one stderr li
     t.equal(r.stdout, '', `${label}: nothing on stdout`)
   }))
 })
+
+t.test('every bad variable is named at once, in the error and on stderr, one line each', async t => {
+  const err = refusal({ EXTAUTH_BANK_ID: undefined, DECISION_DEADLINE_MS: '2500', TIMEZONE: 'Mars/Olympus', REDIS_URL: 'http://h:1', REDIS_KEY_PREFIX: 'a{b}' })
+  t.ok(err instanceof ConfigError)
+  t.same(err?.problems.map(p => p.variable).sort(), ['DECISION_DEADLINE_MS', 'EXTAUTH_BANK_ID', 'REDIS_KEY_PREFIX', 'REDIS_URL', 'TIMEZONE'])
+  t.equal(err?.message.split('\n').length, 5, 'one line each')
+  t.equal(err?.variable, err?.problems[0]?.variable, 'variable is the first of them')
+
+  const r = await runServer({ EXTAUTH_CONSUMER_KEY: REQUIRED.EXTAUTH_CONSUMER_KEY, EXTAUTH_CLIENT_ID: REQUIRED.EXTAUTH_CLIENT_ID, DECISION_DEADLINE_MS: '2500', TIMEZONE: 'Mars/Olympus' })
+  t.equal(r.code, 1)
+  const lines = r.stderr.split('\n').filter(l => l !== '')
+  t.same(lines.map(l => /^extauth: configuration error: ([A-Z_]+): /.exec(l)?.[1]).sort(), ['DECISION_DEADLINE_MS', 'EXTAUTH_BANK_ID', 'TIMEZONE'], r.stderr)
+  t.notMatch(r.stderr, new RegExp(REQUIRED.EXTAUTH_CONSUMER_KEY), 'no secret in it')
+})

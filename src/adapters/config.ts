@@ -2,7 +2,9 @@
 // its other variables are required and checked here, once, with the variable named in the error.
 // Variables beyond the contract (timeouts, paths, the cancellation action) are optional refinements.
 import { AdapterConfigError } from './errors.js'
+import { GATEWAY_HTTP_DEFAULTS } from './gateway.js'
 import type { GatewayOptions } from './gateway.js'
+import { PREPAID_HTTP_DEFAULTS } from './prepaid.js'
 import type { PrepaidOptions } from './prepaid.js'
 import { RISK_DEFAULT_TIMEOUT_MS } from './risk.js'
 import type { RiskOptions } from './risk.js'
@@ -11,7 +13,13 @@ export interface AdapterOptionsFromEnv {
   gateway?: GatewayOptions
   risk?: RiskOptions
   prepaid?: PrepaidOptions
+  /** LIFECYCLE_LOCK_TTL_MS: how long a card-lifecycle lock outlives a holder that never releases it */
+  lifecycleLockTtlMs: number
 }
+
+export const LIFECYCLE_LOCK_TTL_MS_DEFAULT = 60_000
+/** what a lifecycle call spends on the store besides its upstream calls, at most */
+export const LIFECYCLE_STORE_MARGIN_MS = 5000
 
 type Env = NodeJS.ProcessEnv
 
@@ -124,7 +132,30 @@ function prepaidFrom (env: Env): PrepaidOptions | undefined {
   if (transferPath !== undefined) out.fundTransferPath = transferPath
   const messageCode = optional(env, 'PREPAID_TRANSFER_MESSAGE_CODE', /^\d{1,6}$/, 'must be digits')
   if (messageCode !== undefined) out.transferMessageCode = messageCode
+  const unloadPath = optional(env, 'PREPAID_UNLOAD_PATH', /^\/[\w./-]*$/, 'must be a path starting with /')
+  if (unloadPath !== undefined) out.unloadPath = unloadPath
   return out
+}
+
+/**
+ * The lock of a card-lifecycle call must outlive the upstream calls made under it, or a second call of
+ * the same reference could run beside a slow first one. The longest: a load's verify (verifyOtp, then
+ * authorize) and a transfer's or unload's send then read, each two calls of the party's whole limit.
+ */
+function lockTtl (env: Env, out: Omit<AdapterOptionsFromEnv, 'lifecycleLockTtlMs'>): number {
+  const ttl = ms(env, 'LIFECYCLE_LOCK_TTL_MS', 3_600_000) ?? LIFECYCLE_LOCK_TTL_MS_DEFAULT
+  const parties: Array<[string, number | undefined]> = [
+    ['GATEWAY_TIMEOUT_MS', out.gateway === undefined ? undefined : out.gateway.totalTimeoutMs ?? GATEWAY_HTTP_DEFAULTS.totalTimeoutMs],
+    ['PREPAID_TIMEOUT_MS', out.prepaid === undefined ? undefined : out.prepaid.totalTimeoutMs ?? PREPAID_HTTP_DEFAULTS.totalTimeoutMs]
+  ]
+  for (const [name, total] of parties) {
+    if (total === undefined) continue
+    const needed = 2 * total + LIFECYCLE_STORE_MARGIN_MS
+    if (ttl < needed) {
+      throw new AdapterConfigError(`LIFECYCLE_LOCK_TTL_MS (${ttl} ms) must be at least 2 × ${name} (${total} ms) + ${LIFECYCLE_STORE_MARGIN_MS} ms = ${needed} ms: raise LIFECYCLE_LOCK_TTL_MS or lower ${name}`)
+    }
+  }
+  return ttl
 }
 
 /**
@@ -132,12 +163,12 @@ function prepaidFrom (env: Env): PrepaidOptions | undefined {
  * the name of the variable that is missing or malformed; values are never echoed (they may be secrets).
  */
 export function adapterOptionsFromEnv (env: NodeJS.ProcessEnv): AdapterOptionsFromEnv {
-  const out: AdapterOptionsFromEnv = {}
+  const out: Omit<AdapterOptionsFromEnv, 'lifecycleLockTtlMs'> = {}
   const gateway = gatewayFrom(env)
   if (gateway !== undefined) out.gateway = gateway
   const risk = riskFrom(env)
   if (risk !== undefined) out.risk = risk
   const prepaid = prepaidFrom(env)
   if (prepaid !== undefined) out.prepaid = prepaid
-  return out
+  return { ...out, lifecycleLockTtlMs: lockTtl(env, out) }
 }

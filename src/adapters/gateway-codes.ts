@@ -50,7 +50,7 @@ export function gatewayCodeMeaning (code: string, description: string): GatewayC
   return { family: FAMILY_BY_CODE.get(n) ?? 'unknown', retryable: RETRYABLE.has(n) }
 }
 
-/** The tables' words for the codes, for answers that leave the description empty (and for the simulator). */
+/** The tables' words for the codes, for answers that leave the description empty. */
 export const GATEWAY_CODE_TEXT: Readonly<Record<string, string>> = Object.freeze({
   '00': 'authorized by issuing bank',
   '01': 'Missing Parameter',

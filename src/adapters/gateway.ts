@@ -5,7 +5,7 @@ import { parseCaptureAnswer, parseOtpAnswer, parseTxnAnswer } from './gateway-pa
 import type { GatewayDeclined, OtpAccepted, TxnApproval } from './gateway-parse.js'
 import { createPartyClient, interpret } from './http.js'
 import type { CallOptions, JsonResponse, Parsed } from './http.js'
-import { logOutcome } from './log-outcome.js'
+import { callObserver, logOutcome } from './log-outcome.js'
 import { parseBaseUrl, requireText, resolveHttpOptions } from './options.js'
 import type { AdapterDeps, HttpOptions, ResolvedHttpOptions } from './options.js'
 import { RequestChecks } from './request-checks.js'
@@ -132,6 +132,7 @@ export function createGatewayAdapter (options: GatewayOptions, deps: AdapterDeps
   const cancelAction = requireText(party, 'preAuthCancellationAction', options.preAuthCancellationAction ?? DEFAULT_PRE_AUTH_CANCELLATION_ACTION)
   const cancelTypeCode = requireText(party, 'preAuthCancellationTypeCode', options.preAuthCancellationTypeCode ?? PRE_AUTH_TRANSACTION_TYPE_CODE)
   const log = deps.logger.child({ adapter: party })
+  const observe = callObserver(party, deps)
   const client = createPartyClient(party, base, resolveHttpOptions(party, options, GATEWAY_HTTP_DEFAULTS), log)
 
   // Pre-auth capture carries the key as header.Authorization; every other call as header["x-api-key"].
@@ -146,7 +147,7 @@ export function createGatewayAdapter (options: GatewayOptions, deps: AdapterDeps
     const started = performance.now()
     const res: JsonResponse | Failed = await client.postJson(op, path, { pgInstanceId }, envelope(keyField, body), call)
     const out = res.kind === 'failed' ? res : interpret(res, parse)
-    logOutcome(log, op, refs, out, started)
+    logOutcome(log, op, refs, out, started, observe)
     return out
   }
 

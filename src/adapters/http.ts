@@ -126,7 +126,8 @@ export function createPartyClient (party: string, base: BaseUrl, http: ResolvedH
         const ms = Math.round(performance.now() - started)
         if (err instanceof TooLarge) {
           logger.warn({ op, attempt: attempts, ms }, 'outbound answer too large')
-          return failed('malformed', { retryable: false, sent: true, attempts, detail: `answer over ${http.responseBytesMax} bytes` })
+          // the party had the request: what it did is unknown, so the caller repeats rather than gives up
+          return failed('malformed', { retryable: true, sent: true, attempts, detail: `answer over ${http.responseBytesMax} bytes` })
         }
         const neverLeft = NEVER_LEFT.has(code)
         if (signal.aborted) {
@@ -166,6 +167,18 @@ export function createPartyClient (party: string, base: BaseUrl, http: ResolvedH
 export type Parsed<R> = R | { kind: 'unparsable', detail: string }
 
 /**
+ * The parties' own samples write an empty value as "": an object field holding "" is taken as absent
+ * (so an optional field that is "" is simply not there, and a required one that is "" is missing).
+ */
+export function blankToAbsent (json: unknown): unknown {
+  if (Array.isArray(json)) return json.map(blankToAbsent)
+  if (typeof json !== 'object' || json === null) return json
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(json)) if (v !== '') out[k] = blankToAbsent(v)
+  return out
+}
+
+/**
  * The parties signal outcomes in the body with HTTP 200. A body that parses to a decline is believed
  * whatever the HTTP status; any other non-2xx is an http_status failure, retryable when the party or a
  * proxy in front of it was busy or broken.
@@ -174,10 +187,12 @@ export function interpret<R extends Answer> (
   res: JsonResponse, parse: (json: unknown) => Parsed<R>
 ): R | Failed {
   const ok2xx = res.status >= 200 && res.status < 300
-  const parsed: Parsed<R> = res.json === undefined ? { kind: 'unparsable', detail: 'not JSON' } : parse(res.json)
+  const parsed: Parsed<R> = res.json === undefined ? { kind: 'unparsable', detail: 'not JSON' } : parse(blankToAbsent(res.json))
   if (ok2xx) {
+    // the party had the request and answered something we cannot read: it may have acted, so the
+    // caller repeats the call with the same reference (the party dedupes it) rather than gives up
     if (parsed.kind === 'unparsable') {
-      return failed('malformed', { retryable: false, sent: true, attempts: res.attempts, detail: parsed.detail, httpStatus: res.status })
+      return failed('malformed', { retryable: true, sent: true, attempts: res.attempts, detail: parsed.detail, httpStatus: res.status })
     }
     return parsed
   }

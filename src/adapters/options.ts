@@ -2,9 +2,28 @@
 import type { Logger } from 'pino'
 import { AdapterOptionError } from './errors.js'
 
-/** What every adapter is handed: a pino logger (its redaction is the caller's; the adapters log no secrets). */
+/** One finished call to a party, for metrics: which party and call, how it ended, how long it took. */
+export interface AdapterCall {
+  party: string
+  call: string
+  outcome: 'ok' | 'declined' | 'failed'
+  seconds: number
+}
+
+/** The calls each party's adapter makes, as AdapterCall.call names them (transfer: the whole prepaid chain). */
+export const ADAPTER_CALLS: Readonly<Record<'gateway' | 'risk' | 'prepaid', readonly string[]>> = Object.freeze({
+  gateway: ['authorize', 'preAuthCompletion', 'preAuthCancellation', 'generateOtp', 'resendOtp', 'verifyOtp'],
+  risk: ['analyse'],
+  prepaid: ['encrypt', 'decrypt', 'fundTransfer', 'transfer']
+})
+
+/**
+ * What every adapter is handed: a pino logger (its redaction is the caller's; the adapters log no secrets),
+ * and optionally an observer of every finished call (the service counts them in its metrics).
+ */
 export interface AdapterDeps {
   logger: Logger
+  onCall?: (call: AdapterCall) => void
 }
 
 export interface HttpOptions {

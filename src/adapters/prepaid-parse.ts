@@ -164,3 +164,53 @@ export function parseTransferAnswer (json: unknown, clientTxnId: string): Parsed
     receivers: (json.receivers ?? []).map(legFrom)
   })
 }
+
+export interface UnloadDone {
+  clientTxnId: string
+  /** the platform's id of the unload, when it sends one */
+  ledgerTransactionId?: string
+  /** minor units, when the platform echoes it */
+  transactionAmount?: number
+  /** the wallet's balance after the unload, minor units, when the platform sends it */
+  availableBalance?: number
+  responseDateTime?: string
+}
+
+interface UnloadWire extends CodeWire {
+  responseCode: string | number
+  ledgerTransactionId?: string | number
+  transactionAmount?: string | number
+  availableBalance?: string | number | null
+}
+
+// The spec shows no Unload answer: these are the fields Decrypt's own example lists for every answer.
+const validateUnload = compile<UnloadWire>({
+  type: 'object',
+  required: ['responseCode'],
+  properties: {
+    ...codeFields,
+    ledgerTransactionId: idLike,
+    ledgerRefNo: idLike,
+    transactionAmount: amountLike,
+    availableBalance: nullableAmount,
+    messageCode: codeLike,
+    customerId: idLike
+  }
+})
+
+/** The decrypted Unload answer; it must name our clientTxnId. */
+export function parseUnloadAnswer (json: unknown, clientTxnId: string): Parsed<Ok<UnloadDone> | PrepaidDeclined> {
+  if (!validateUnload(json)) return { kind: 'unparsable', detail: schemaProblem(validateUnload.errors) }
+  const echoed = asId(json.clientTxnId)
+  if (echoed !== undefined && echoed !== clientTxnId) return { kind: 'unparsable', detail: '/clientTxnId not ours' }
+  if (normaliseWalletCode(json.responseCode) !== '00') return declinedFrom(json)
+  if (echoed === undefined) return { kind: 'unparsable', detail: '/clientTxnId required on success' }
+  return compact({
+    kind: 'ok' as const,
+    clientTxnId: echoed,
+    ledgerTransactionId: asId(json.ledgerTransactionId),
+    transactionAmount: asAmount(json.transactionAmount),
+    availableBalance: asAmount(json.availableBalance),
+    responseDateTime: asId(json.responseDateTime)
+  })
+}

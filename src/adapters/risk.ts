@@ -3,7 +3,7 @@
 import { AdapterOptionError } from './errors.js'
 import { createPartyClient, interpret } from './http.js'
 import type { CallOptions, Parsed } from './http.js'
-import { logOutcome } from './log-outcome.js'
+import { callObserver, logOutcome } from './log-outcome.js'
 import { parseBaseUrl, requireText, resolveHttpOptions } from './options.js'
 import type { AdapterDeps, HttpOptions, ResolvedHttpOptions } from './options.js'
 import { buildRiskRequest } from './risk-request.js'
@@ -108,6 +108,7 @@ export function createRiskAdapter (options: RiskOptions, deps: AdapterDeps): Ris
   const http = resolveHttpOptions(party, options, riskDefaults(timeoutMs))
   const now = options.now ?? Date.now
   const log = deps.logger.child({ adapter: party })
+  const observe = callObserver(party, deps)
   const client = createPartyClient(party, base, http, log)
 
   return {
@@ -116,7 +117,7 @@ export function createRiskAdapter (options: RiskOptions, deps: AdapterDeps): Ris
       const started = performance.now()
       const res = await client.postJson('analyse', RISK_PATH, { authorization: `Bearer ${accessToken}` }, wire, call)
       const out = res.kind === 'failed' ? res : interpret(res, parseAnswer)
-      logOutcome(log, 'analyse', { clientTxnRefId: input.clientTxnRefId }, out, started)
+      logOutcome(log, 'analyse', { clientTxnRefId: input.clientTxnRefId }, out, started, observe)
       return out
     },
     close: () => client.close()

@@ -1,5 +1,5 @@
 // The prepaid platform's responseCode table (spec "Wallet-to-wallet transfer response codes"), with a
-// family per code. The simulator uses the same descriptions so both sides speak the table's words.
+// family per code. The simulators keep their own copy of the table (src/sim/spec-values.ts).
 
 export type WalletDeclineFamily =
   | 'invalid_request'

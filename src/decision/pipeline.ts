@@ -10,6 +10,8 @@ import type { CompiledRuleSet, RuleHit } from '../rules/types.js'
 import type { AbandonInput, AuthorizeInput, DecisionReason, Store } from '../store/types.js'
 import type { Compensator } from './compensator.js'
 import { isStoreNotDone } from '../errors.js'
+import type { CardControls, ControlHit } from '../controls/types.js'
+import { controlsInputFor } from '../controls/input.js'
 
 export type PipelineReason = DecisionReason | 'store_error'
 
@@ -24,6 +26,8 @@ export interface Decision {
   rulesVersion: string
   /** the values the deciding rule saw */
   values?: Record<string, unknown>
+  /** the card control that declined, with the values it saw */
+  control?: ControlHit
 }
 
 export interface RiskLookupOptions {
@@ -42,6 +46,8 @@ export interface DecisionDeps {
   clock?: () => number
   risk?: RiskLookup
   compensator?: Compensator
+  /** the program's default card controls (CARD_CONTROLS_FILE); without: every kind enabled, no limit */
+  controlDefaults?: CardControls
 }
 
 export interface DecideContext {
@@ -92,6 +98,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     deadlineAtMs: ctx.deadlineAtMs,
     decline: ev.decline,
     limits: ev.limits,
+    controls: controlsInputFor(req.channel, facts.crossBorder === true, { nowMs: ctx.arrivedAtMs, timezone: deps.timezone, ...(deps.controlDefaults !== undefined ? { defaults: deps.controlDefaults } : {}) }),
     meta: {
       rulesVersion: rules.version,
       shadowHits: ev.shadowHits,
@@ -111,7 +118,8 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     limits: input.limits,
     last4: input.last4,
     arrivedAtMs: ctx.arrivedAtMs,
-    deadlineAtMs: ctx.deadlineAtMs
+    deadlineAtMs: ctx.deadlineAtMs,
+    ...(input.controls !== undefined ? { controls: input.controls } : {})
   }
   const compensate = (): void => { deps.compensator?.abandon(abandonInput) }
   ctx.signal.addEventListener('abort', compensate, { once: true })
@@ -131,6 +139,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
   let values: Record<string, unknown> | undefined
   if (result.reason === 'rule') values = ev.decline?.values
   else if (result.reason === 'limit') values = ev.limits.find((l) => l.ruleId === result.ruleId)?.values
+  else if (result.control !== undefined) values = { ...result.control }
   return {
     ...base,
     code: result.code,
@@ -138,6 +147,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     ruleId: result.ruleId,
     replayed: result.replayed,
     shadowHits,
-    ...(values !== undefined ? { values } : {})
+    ...(values !== undefined ? { values } : {}),
+    ...(result.control !== undefined ? { control: result.control } : {})
   }
 }

@@ -1,9 +1,9 @@
 // The admin listener's API (README "Admin API"): customers, cards, money, decisions, reversals, rules. Errors are
 // JSON {error, message} with a stable error code.
 import type { FastifyInstance, FastifyError } from 'fastify'
-import { StoreRejection } from '../errors.js'
+import { API_ERRORS, apiAnswerOf, apiError, errorBody, StoreRejection } from '../errors.js'
 import { constantTimeEqual } from './caller-checks.js'
-import { lifecycleErrorStatus } from './lifecycle-routes.js'
+import { asApiError } from './lifecycle-routes.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer, type Store } from '../store/types.js'
 import { amountOf, amountSchema } from './amount.js'
 import type { CompiledRuleSet } from '../rules/types.js'
@@ -21,18 +21,8 @@ export interface AdminOptions {
   rules: RulesControl
 }
 
-const REJECTION_STATUS: Record<string, number> = {
-  CUSTOMER_NOT_FOUND: 404,
-  DECISION_NOT_FOUND: 404,
-  REFERENCE_CONFLICT: 409,
-  INSUFFICIENT_FUNDS: 409,
-  NOT_APPROVED: 409,
-  EXCEEDS_HOLD: 409,
-  ALREADY_REVERSED: 409,
-  BALANCE_LIMIT: 409
-}
-
-const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
+export const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
+export const last4Param = { type: 'string', pattern: '^[0-9]{4}$' }
 const refParam = { type: 'string', minLength: 1, maxLength: 50 }
 /**
  * A credit or debit reference: no ':' so it can never be taken for one of the card-lifecycle's own money
@@ -43,6 +33,14 @@ function customerView (c: Customer): Record<string, unknown> {
   return { urn: c.urn, customerId: c.customerId, status: c.status, available: String(c.available), cards: c.cards }
 }
 
+/** Fastify's own refusals (schema, body parsing, content type) in the catalogue's words. */
+function frameworkError (err: FastifyError): unknown {
+  if (err.validation !== undefined) return apiError('VALIDATION', err.message)
+  if (err.statusCode === 404) return apiError('NOT_FOUND', err.message)
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) return apiError('BAD_REQUEST', err.message)
+  return null
+}
+
 export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Promise<void> {
   const { store } = opts
 
@@ -51,32 +49,24 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     const h = request.headers.authorization
     const given = typeof h === 'string' && h.startsWith('Bearer ') ? h.slice(7) : ''
     if (!constantTimeEqual(given, opts.token) || given === '') {
-      return await reply.code(401).send({ error: 'UNAUTHORIZED', message: 'Authorization: Bearer <ADMIN_TOKEN> required' })
+      return await reply.code(API_ERRORS.UNAUTHORIZED).send(errorBody('UNAUTHORIZED', 'Authorization: Bearer <ADMIN_TOKEN> required'))
     }
   })
 
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
-    const lc = lifecycleErrorStatus(err)
-    if (lc !== null) {
-      reply.code(lc.status)
-      return { error: lc.error, message: lc.message }
-    }
-    if (err instanceof StoreRejection) {
-      reply.code(REJECTION_STATUS[err.code] ?? 409)
-      return { error: err.code, message: err.message }
-    }
-    if (err.validation !== undefined || (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500)) {
-      reply.code(err.statusCode === 404 ? 404 : 400)
-      return { error: err.validation !== undefined ? 'VALIDATION' : (err.code ?? 'BAD_REQUEST'), message: err.message }
+    const ours = apiAnswerOf(asApiError(err)) ?? apiAnswerOf(frameworkError(err))
+    if (ours !== null) {
+      reply.code(ours.status)
+      return ours.body
     }
     request.log.error({ err }, 'admin call failed')
-    reply.code(503)
-    return { error: 'UNAVAILABLE', message: 'the store did not answer; try again' }
+    reply.code(API_ERRORS.UNAVAILABLE)
+    return errorBody('UNAVAILABLE', 'the store did not answer; try again')
   })
 
   app.setNotFoundHandler(async (_request, reply) => {
-    reply.code(404)
-    return { error: 'NOT_FOUND', message: 'no such route' }
+    reply.code(API_ERRORS.NOT_FOUND)
+    return errorBody('NOT_FOUND', 'no such route')
   })
 
   app.put<{ Params: { urn: string }, Body: { customerId?: string, status?: typeof CUSTOMER_STATUSES[number] } }>('/admin/v1/customers/:urn', {
@@ -156,8 +146,8 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   app.post('/admin/v1/rules/reload', async (_request, reply) => {
     const r = await opts.rules.reload()
     if (!r.ok) {
-      reply.code(422)
-      return { error: 'RULES_INVALID', message: 'rule set refused; the running set stays', errors: r.errors, version: opts.rules.current().version }
+      reply.code(API_ERRORS.RULES_INVALID)
+      return { ...errorBody('RULES_INVALID', 'rule set refused; the running set stays'), errors: r.errors, version: opts.rules.current().version }
     }
     return { version: r.version, rules: r.rules }
   })

@@ -1,5 +1,6 @@
 // Amounts on the admin listener: a digit string or a whole number of minor units, at least 1.
 import { MAX_AMOUNT } from '../store/record.js'
+import { apiError } from '../errors.js'
 
 export const amountSchema = {
   anyOf: [
@@ -11,6 +12,6 @@ export const amountSchema = {
 /** The schema lets "0" through (a digit string); the amount itself must be at least 1. */
 export function amountOf (v: string | number): number {
   const n = typeof v === 'number' ? v : Number(v)
-  if (!Number.isSafeInteger(n) || n < 1) throw Object.assign(new Error('amount must be a whole number of minor units, at least 1'), { statusCode: 400, code: 'VALIDATION' })
+  if (!Number.isSafeInteger(n) || n < 1) throw apiError('VALIDATION', 'amount must be a whole number of minor units, at least 1')
   return n
 }

@@ -22,6 +22,8 @@ export interface ExternalAuthOptions {
   metrics: Metrics
   /** the deadline's clock and timers (fake ones in tests) */
   clock?: { now: () => number, timers: Timers }
+  /** which store does not answer and why ({redis: host:port, cause: ECONNREFUSED}), for a store error's log line */
+  storeProblem?: () => Record<string, string> | null
 }
 
 declare module 'fastify' {
@@ -59,6 +61,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     metrics.decisionSeconds.observe({ code }, latencyMs / 1000)
     if (d?.ruleId != null && (reason === 'rule' || reason === 'limit')) metrics.ruleHits.inc({ rule: d.ruleId, mode: 'enforce' })
     for (const id of d?.shadowHits ?? []) metrics.ruleHits.inc({ rule: id, mode: 'shadow' })
+    if (d?.control !== undefined) metrics.controlDeclines.inc({ control: d.control.control, check: d.control.check })
     if (reason === 'conflict') {
       metrics.conflicts.inc()
       log.warn({ reference: body.transactionReferenceNumber, urn: body.urn }, 'reference conflict: same reference, other amount or card')
@@ -69,6 +72,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       code,
       reason,
       rule: d?.ruleId ?? undefined,
+      control: d?.control,
       shadow: d !== undefined && d.shadowHits.length > 0 ? d.shadowHits : undefined,
       replayed: d?.replayed === true ? true : undefined,
       latencyMs
@@ -121,7 +125,9 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       return send(reply, 200, g.value.code, body)
     } catch (err) {
       metrics.storeErrors.inc({ op: 'authorize' })
-      log.error({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'store error; answered 05')
+      const problem = opts.storeProblem?.() ?? null
+      log.error({ err: (err as Error).message, ...problem, reference: body.transactionReferenceNumber, urn: body.urn },
+        problem === null ? 'store error; answered 05' : `store error; answered 05: redis ${problem.redis ?? ''} unreachable: ${problem.cause ?? ''}`)
       logDecision(request, body, '05', 'store_error')
       return send(reply, 200, '05', body)
     }

@@ -4,15 +4,18 @@
 import type { FastifyInstance } from 'fastify'
 import type { LoadService } from '../lifecycle/loads.js'
 import type { TransferService } from '../lifecycle/transfers.js'
+import type { UnloadService } from '../lifecycle/unloads.js'
 import type { PreAuthService } from '../lifecycle/preauths.js'
 import type { RiskAdapter, RiskAnalyseInput } from '../adapters/risk.js'
 import { isAdapterBadRequest } from '../adapters/errors.js'
-import { LifecycleConflict, LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
+import { LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
+import { apiError } from '../errors.js'
 import { amountOf, amountSchema } from './amount.js'
 
 export interface LifecycleOptions {
   loads?: LoadService
   transfers?: TransferService
+  unloads?: UnloadService
   preauths?: PreAuthService
   risk?: RiskAdapter
   defaultCurrency: string
@@ -121,7 +124,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     }
   }, async (request, reply) => {
     const b = request.body
-    if (b.fromUrn === b.toUrn) throw Object.assign(new Error('transfers between sub-wallets of one customer are not supported'), { statusCode: 400, code: 'SAME_CUSTOMER' })
+    if (b.fromUrn === b.toUrn) throw apiError('SAME_CUSTOMER', 'transfers between sub-wallets of one customer are not supported')
     const a = await (opts.transfers ?? notConfigured('prepaid')).transfer({ ...b, amount: amountOf(b.amount) })
     status(reply, a)
     return a
@@ -129,6 +132,53 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
 
   app.get<{ Params: { id: string } }>('/v1/transfers/:id', { schema: { params: { type: 'object', properties: { id: ref } } } },
     async (request) => await (opts.transfers ?? notConfigured('prepaid')).get(request.params.id))
+
+  app.post<{ Body: Record<string, unknown> & { amount: string | number, fee: string | number } }>('/v1/unloads', {
+    // the spec's integers are integers: the listener's validator would otherwise turn "1" into 1
+    preValidation: async (request) => {
+      const b = request.body as Record<string, unknown> | null
+      for (const name of ['sourceType', 'beneficiaryId']) {
+        if (b !== null && typeof b === 'object' && name in b && typeof b[name] !== 'number') {
+          throw apiError('VALIDATION', `body/${name} must be an integer`)
+        }
+      }
+    },
+    schema: {
+      body: {
+        type: 'object',
+        required: ['clientTxnId', 'urn', 'accountNumber', 'amount', 'fee', 'receiver', 'sourceType', 'fundFlowType', 'implId', 'implType', 'beneficiaryId'],
+        additionalProperties: false,
+        properties: {
+          clientTxnId: ref,
+          urn,
+          accountNumber: { type: 'string', minLength: 1, maxLength: 50 },
+          amount: amountSchema,
+          fee: { anyOf: [{ type: 'string', pattern: '^[0-9]{1,15}$' }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }] },
+          receiver: { type: 'string', minLength: 1, maxLength: 100 },
+          sourceType: { type: 'integer', enum: [0, 1] },
+          fundFlowType: { type: 'string', minLength: 1, maxLength: 50 },
+          implId: { type: 'string', minLength: 1, maxLength: 50 },
+          implType: { type: 'string', minLength: 1, maxLength: 50 },
+          beneficiaryId: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+          customerId: { type: 'string', minLength: 1, maxLength: 50 },
+          customerMobile: { type: 'string', pattern: '^\\+?[1-9][0-9]{7,14}$' },
+          reservedField1: { type: 'object' },
+          extra: { type: 'object' }
+        }
+      }
+    }
+  }, async (request, reply) => {
+    const unloads = opts.unloads ?? notConfigured('prepaid unload (PREPAID_UNLOAD_PATH)')
+    const b = request.body
+    const fee = Number(b.fee)
+    if (!Number.isSafeInteger(fee)) throw apiError('VALIDATION', 'fee must be a whole number of minor units')
+    const a = await unloads.unload({ ...(b as unknown as Parameters<UnloadService['unload']>[0]), amount: amountOf(b.amount), fee })
+    status(reply, a)
+    return a
+  })
+
+  app.get<{ Params: { id: string } }>('/v1/unloads/:id', { schema: { params: { type: 'object', properties: { id: ref } } } },
+    async (request) => await (opts.unloads ?? notConfigured('prepaid unload (PREPAID_UNLOAD_PATH)')).get(request.params.id))
 
   app.post<{ Body: RiskAnalyseInput & { purchaseAmount: number | string } }>('/v1/risk/analyse', {
     schema: {
@@ -149,15 +199,14 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       const { kind: _kind, ...assessment } = res
       return { status: 'ASSESSED', upstream: { code: '00', description: assessment.ruleSuggestion }, assessment }
     } catch (err) {
-      if (isAdapterBadRequest(err)) throw Object.assign(new Error(`risk request refused before sending: ${err.problems.join('; ')}`), { statusCode: 400, code: 'VALIDATION' })
+      if (isAdapterBadRequest(err)) throw apiError('VALIDATION', `risk request refused before sending: ${err.problems.join('; ')}`)
       throw err
     }
   })
 }
 
 /** Maps lifecycle errors to the admin listener's {error, message}; returns null for other errors. */
-export function lifecycleErrorStatus (err: unknown): { status: number, error: string, message: string } | null {
-  if (err instanceof LifecycleNotFound) return { status: err.code === 'NOT_CONFIGURED' ? 503 : 404, error: err.code, message: err.message }
-  if (err instanceof LifecycleConflict) return { status: 409, error: err.code, message: err.message }
-  return null
+/** An adapter's refusal before sending is the caller's bad input. */
+export function asApiError (err: unknown): unknown {
+  return isAdapterBadRequest(err) ? apiError('VALIDATION', `refused before sending: ${err.problems.join('; ')}`) : err
 }

@@ -4,7 +4,7 @@
 import type { GatewayAdapter, GatewayDeclined, GenerateOtpInput } from '../adapters/gateway.js'
 import type { Store } from '../store/types.js'
 import { StoreRejection } from '../errors.js'
-import { failedAnswer, LifecycleConflict, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
+import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, LifecycleNotFound, withLock, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './outcome.js'
 
 export interface LoadRecord {
   merchantReferenceNo: string
@@ -16,6 +16,8 @@ export interface LoadRecord {
   status: LifecycleStatus
   pgTransactionId: string | null
   upstream: Upstream | null
+  /** FAILED: what a person must check before the load can be settled */
+  reconcile?: string
   createdAtMs: number
   updatedAtMs: number
 }
@@ -31,6 +33,7 @@ export interface LoadAnswer extends LifecycleAnswer {
   amount: string
   validityPeriodMin?: number
   available?: string
+  reconcile?: string
 }
 
 const CREDIT_PREFIX = 'load:'
@@ -49,13 +52,19 @@ function otpStatus (d: GatewayDeclined): LifecycleStatus {
   }
 }
 
-const FINAL: ReadonlySet<LifecycleStatus> = new Set(['LOADED', 'DECLINED', 'OTP_EXHAUSTED'])
+const FINAL: ReadonlySet<LifecycleStatus> = new Set(['LOADED', 'DECLINED', 'OTP_EXHAUSTED', 'FAILED'])
 
 export class LoadService {
-  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now) {}
+  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now,
+    private readonly lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+  ) {}
 
   private answer (r: LoadRecord, extra: Partial<LoadAnswer> = {}): LoadAnswer {
-    return { merchantReferenceNo: r.merchantReferenceNo, urn: r.urn, amount: r.amount, status: r.status, upstream: r.upstream, ...extra }
+    return {
+      merchantReferenceNo: r.merchantReferenceNo, urn: r.urn, amount: r.amount, status: r.status, upstream: r.upstream,
+      ...(r.status === 'FAILED' ? { retryable: false, reconcile: r.reconcile } : {}),
+      ...extra
+    }
   }
 
   private async save (r: LoadRecord, patch: Partial<LoadRecord>): Promise<LoadRecord> {
@@ -100,7 +109,7 @@ export class LoadService {
       }
       await this.store.putLifecycle('load', ref, record)
       return this.answer(record, res.kind === 'ok' && res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
-    })
+    }, this.lockTtlMs)
   }
 
   /** POST /v1/loads/:ref/otp/resend: a new OTP (earlier ones stop working). */
@@ -114,7 +123,7 @@ export class LoadService {
       if (res.kind === 'declined') return this.answer(await this.save(r, { status: otpStatus(res), upstream: upstreamOf(res) }))
       const next = await this.save(r, { status: 'OTP_SENT', upstream: { code: '00', description: 'success' }, pgTransactionId: res.pgTransactionId ?? r.pgTransactionId })
       return this.answer(next, res.validityPeriodMin !== undefined ? { validityPeriodMin: res.validityPeriodMin } : {})
-    })
+    }, this.lockTtlMs)
   }
 
   /**
@@ -146,15 +155,17 @@ export class LoadService {
         r = await this.save(r, { status: 'AUTHORIZED', upstream: a.kind === 'ok' ? { code: '00', description: `status ${a.status}` } : upstreamOf(a) })
       }
 
-      // AUTHORIZED: the gateway has the money; the credit is idempotent on the load's reference
+      // AUTHORIZED: the gateway has the money; the credit is idempotent on the load's reference, while the
+      // store remembers it
+      if (this.clock() - r.updatedAtMs >= MONEY_REFERENCE_HORIZON_MS) return this.answer(await this.save(r, { status: 'FAILED', reconcile: STALE_RECONCILE }))
       try {
         const c = await this.store.credit(r.urn, Number(r.amount), CREDIT_PREFIX + ref)
         r = await this.save(r, { status: 'LOADED' })
         return this.answer(r, { available: String(c.available) })
       } catch (err) {
-        if (err instanceof StoreRejection && err.code === 'CUSTOMER_NOT_FOUND') throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${r.urn}`)
+        if (err instanceof StoreRejection && err.word === 'CUSTOMER_NOT_FOUND') throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${r.urn}`)
         throw err
       }
-    })
+    }, this.lockTtlMs)
   }
 }

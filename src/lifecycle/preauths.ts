@@ -2,7 +2,7 @@
 // authorization decision; the outcome is recorded per (pgTransactionId, action) so a repeat is a replay.
 import type { GatewayAdapter } from '../adapters/gateway.js'
 import type { Store } from '../store/types.js'
-import { failedAnswer, LifecycleConflict, withLock, type LifecycleAnswer, type Upstream } from './outcome.js'
+import { failedAnswer, LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, withLock, type LifecycleAnswer, type Upstream } from './outcome.js'
 
 export type PreAuthAction = 'capture' | 'cancel'
 
@@ -23,7 +23,9 @@ export interface PreAuthAnswer extends LifecycleAnswer {
 }
 
 export class PreAuthService {
-  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now) {}
+  constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now,
+    private readonly lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+  ) {}
 
   async run (action: PreAuthAction, pgTransactionId: string, merchantReferenceNo: string, amount: number | null): Promise<PreAuthAnswer> {
     const id = `${pgTransactionId}:${action}`
@@ -48,6 +50,6 @@ export class PreAuthService {
       }
       await this.store.putLifecycle('preauth', id, record)
       return { ...base, status: record.status, upstream: record.upstream }
-    })
+    }, this.lockTtlMs)
   }
 }

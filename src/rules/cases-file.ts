@@ -1,8 +1,28 @@
 // The format of a rules test-cases file (`extauth rules test`): transactions with the customer state they
-// meet and the answer an operator expects. Checked with ajv so a typo in a case is an error, not a pass.
-import { Ajv } from 'ajv'
+// meet and the answer an operator expects. Checked with ajv so a typo in a case is an error, not a pass:
+// each case's request, once merged over the defaults, must be one the endpoint would take, and may name no
+// field the endpoint does not know (a misspelt "chanel" would otherwise leave the default channel in place).
+import { Ajv, type ErrorObject } from 'ajv'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type CardStatus, type CustomerStatus } from '../store/types.js'
 import { RESPONSE_CODES, type ResponseCode } from '../decision/request.js'
+import { authRequestSchema } from '../domain/auth-request-schema.js'
+import { didYouMean } from './suggest.js'
+
+/** A complete, valid request; cases and the file's defaults change only what they test. */
+export const DEFAULT_CASE_REQUEST: Readonly<Record<string, string>> = Object.freeze({
+  urn: 'CASE-URN-0001',
+  customerId: 'CASE-CUSTOMER',
+  merchantName: 'TEST MERCHANT',
+  terminalId: 'TERM0001',
+  mcc: '5411',
+  systemTraceAuditNumber: '000001',
+  cardNetwork: 'RUPAY',
+  channel: 'POS',
+  merchantId: 'MERCHANT0001',
+  transactionAmount: '1000',
+  currencyCode: '356',
+  last4Digits: '1234'
+})
 
 export interface CaseCustomer {
   status?: CustomerStatus
@@ -97,7 +117,42 @@ export const casesFileSchema = {
   }
 } as const
 
-const validate = new Ajv({ allErrors: true, strict: true }).compile(casesFileSchema)
+const ajv = new Ajv({ allErrors: true, strict: true, verbose: true })
+const validate = ajv.compile(casesFileSchema)
+// The endpoint ignores fields it does not know; a case must not, or a typo tests the default instead.
+const validateRequest = ajv.compile({ ...authRequestSchema, additionalProperties: false })
+const REQUEST_FIELDS = Object.keys(authRequestSchema.properties)
+
+function requestError (e: ErrorObject): string {
+  const field = e.instancePath.replace(/^\//, '')
+  if (e.keyword === 'additionalProperties') {
+    const name = String((e.params as { additionalProperty?: unknown }).additionalProperty)
+    return `unknown field "${name}" (${didYouMean(name, REQUEST_FIELDS, 'fields')})`
+  }
+  if (e.keyword === 'required') return `"${String((e.params as { missingProperty?: unknown }).missingProperty)}" is required`
+  if (e.keyword === 'enum') {
+    const allowed = ((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String)
+    return `${field} ${JSON.stringify(e.data)} is not one the endpoint accepts (${didYouMean(String(e.data), allowed)})`
+  }
+  return `${field} ${JSON.stringify(e.data)} ${e.message ?? e.keyword}`
+}
+
+/** Why the requests a case sends (its own and its prior transactions') would not be taken by the endpoint. */
+function caseRequestErrors (file: CasesFile): string[] {
+  const out = new Set<string>()
+  file.cases.forEach((c, i) => {
+    const base = { ...DEFAULT_CASE_REQUEST, ...file.defaults?.request, ...c.request }
+    const requests: Array<[string, Record<string, string>]> = [
+      [`/cases/${i}/request`, { transactionReferenceNumber: `case-${i}`, ...base }],
+      ...(c.prior ?? []).map((p, k): [string, Record<string, string>] => [`/cases/${i}/prior/${k}/request`, { ...base, ...p.request, transactionReferenceNumber: `case-${i}-prior-${k}` }])
+    ]
+    for (const [at, req] of requests) {
+      if (validateRequest(req)) continue
+      for (const e of validateRequest.errors ?? []) out.add(`${at} (${JSON.stringify(c.name)}): ${requestError(e)}`)
+    }
+  })
+  return [...out]
+}
 
 /** The parsed cases file, or the reasons it is not one. */
 export function parseCasesFile (text: string): { ok: true, file: CasesFile } | { ok: false, errors: string[] } {
@@ -113,5 +168,7 @@ export function parseCasesFile (text: string): { ok: true, file: CasesFile } | {
   const file = doc as unknown as CasesFile
   const bad = [file.now, ...file.cases.map(c => c.now)].filter(n => n !== undefined && Number.isNaN(Date.parse(n)))
   if (bad.length > 0) return { ok: false, errors: bad.map(n => `not a valid instant: ${String(n)}`) }
+  const requestErrors = caseRequestErrors(file)
+  if (requestErrors.length > 0) return { ok: false, errors: requestErrors }
   return { ok: true, file }
 }

@@ -1,8 +1,10 @@
 // Checks a rule's `when` and turns it into a typed condition tree for compile.ts: the checks a JSON Schema
 // cannot express (known fields, known operators, operands that fit the field's type, nesting depth).
-import { fieldKind, type FieldKind } from './fields.js'
-import { checkOperand, isOperator, type Operand } from './operators.js'
+import { FIELD_NAMES, fieldKind, type FieldKind } from './fields.js'
+import { checkOperand, isOperator, OPERATORS_BY_KIND, type Operand } from './operators.js'
 import type { RuleErrorCode } from './errors.js'
+import { didYouMean } from './suggest.js'
+import { checkValues, contradictions, type PlacedTest } from './values.js'
 
 /** Deepest nesting of conditions: the `when` object is depth 1, each all/any/not adds one. */
 export const ruleDepthMax = 8
@@ -13,13 +15,15 @@ export type Condition =
   | { type: 'all', items: Condition[] }
   | { type: 'any', items: Condition[] }
   | { type: 'not', item: Condition }
-  | { type: 'test', field: string, kind: FieldKind, operand: Operand }
+  /** path: the operator's JSON pointer relative to the `when` object, for errors */
+  | { type: 'test', field: string, kind: FieldKind, operand: Operand, path: string }
 
 export interface ConditionIssue {
   code: RuleErrorCode
   detail: string
   /** JSON pointer relative to the `when` object */
   path: string
+  hint?: string
 }
 
 const COMBINATORS = new Set(['all', 'any', 'not'])
@@ -89,7 +93,7 @@ function walkCombinator (key: string, value: unknown, path: string, depth: numbe
 function walkField (field: string, ops: unknown, path: string, w: Walk): Condition[] | null {
   const kind = fieldKind(field)
   if (kind === undefined) {
-    w.issues.push({ code: 'RULE_FIELD_UNKNOWN', detail: `"${field}"`, path })
+    w.issues.push({ code: 'RULE_FIELD_UNKNOWN', detail: `"${field}"`, path, hint: didYouMean(field, [...FIELD_NAMES, 'all', 'any', 'not'], 'fields') })
     return null
   }
   w.fields.add(field)
@@ -106,7 +110,7 @@ function walkField (field: string, ops: unknown, path: string, w: Walk): Conditi
   for (const op of names) {
     const at = pointer(path, op)
     if (!isOperator(op)) {
-      w.issues.push({ code: 'RULE_OPERATOR_UNKNOWN', detail: `"${op}"`, path: at })
+      w.issues.push({ code: 'RULE_OPERATOR_UNKNOWN', detail: `"${op}"`, path: at, hint: didYouMean(op, OPERATORS_BY_KIND[kind], `operators for ${field}`) })
       continue
     }
     if (++w.tests === ruleConditionsMax + 1) {
@@ -114,10 +118,13 @@ function walkField (field: string, ops: unknown, path: string, w: Walk): Conditi
     }
     const operand = checkOperand(op, field, kind, ops[op])
     if ('code' in operand) {
-      w.issues.push({ code: operand.code, detail: operand.detail, path: at })
+      w.issues.push({ code: operand.code, detail: operand.detail, path: at, ...(operand.hint !== undefined ? { hint: operand.hint } : {}) })
       continue
     }
-    out.push({ type: 'test', field, kind, operand })
+    const valueIssues = checkValues(field, operand)
+    for (const v of valueIssues) w.issues.push({ ...v, path: at })
+    if (valueIssues.length > 0) continue
+    out.push({ type: 'test', field, kind, operand, path: at })
   }
   return out.length === names.length ? out : null
 }
@@ -129,8 +136,29 @@ export interface CheckedWhen {
   issues: ConditionIssue[]
 }
 
+/** The tests that must all hold at this node (through nested all), and the alternatives beneath it. */
+function conjunction (c: Condition, tests: PlacedTest[], branches: Condition[]): void {
+  switch (c.type) {
+    case 'test': tests.push({ field: c.field, operand: c.operand, path: c.path }); break
+    case 'all': for (const i of c.items) conjunction(i, tests, branches); break
+    case 'any': branches.push(...c.items); break
+    // Under a negation the tests mean their opposite; such rules are left to the rule's author.
+    case 'not': break
+  }
+}
+
+/** Tests on one field that cannot all hold, in the condition and in each alternative of an `any`. */
+function findContradictions (c: Condition, issues: ConditionIssue[]): void {
+  const tests: PlacedTest[] = []
+  const branches: Condition[] = []
+  conjunction(c, tests, branches)
+  issues.push(...contradictions(tests))
+  for (const b of branches) findContradictions(b, issues)
+}
+
 export function checkWhen (when: unknown): CheckedWhen {
   const w: Walk = { issues: [], fields: new Set(), tests: 0 }
   const condition = walkNode(when, '', 1, w)
+  if (w.issues.length === 0 && condition !== null) findContradictions(condition, w.issues)
   return { condition: w.issues.length === 0 ? condition : null, fields: [...w.fields], issues: w.issues }
 }

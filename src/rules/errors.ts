@@ -27,6 +27,10 @@ export const RULE_ERROR_CODES = {
   RULE_OPERATOR_UNKNOWN: 'unknown operator',
   RULE_OPERATOR_NOT_APPLICABLE: 'operator not applicable',
   RULE_OPERAND_INVALID: 'bad operand',
+  RULE_VALUE_INVALID: 'a value the field never takes',
+  RULE_NEVER_MATCHES: 'the test can never hold for this field',
+  RULE_CONDITION_CONTRADICTORY: 'the tests on one field contradict each other: the rule can never match',
+  RULE_UNREACHABLE: 'the rule can never decide: an earlier enforce rule declines every transaction',
   RULE_ERRORS_TRUNCATED: 'more errors were found than are listed'
 } as const
 
@@ -39,19 +43,31 @@ export interface RuleError {
   code: RuleErrorCode
   reason: string
   path?: string
+  /** what to write instead: the likely intended name, the valid names, an example of the field */
+  hint?: string
+  /** JSON syntax errors: where in the file (1-based) */
+  line?: number
+  column?: number
 }
 
-export function ruleError (code: RuleErrorCode, file: string, ruleId: string | null, detail?: string, path?: string): RuleError {
+/** Reported but not refused: the set loads (RULE_UNREACHABLE). */
+export const RULE_WARNING_CODES: ReadonlySet<RuleErrorCode> = new Set(['RULE_UNREACHABLE'])
+
+export function ruleError (code: RuleErrorCode, file: string, ruleId: string | null, detail?: string, path?: string, hint?: string): RuleError {
   const reason = detail === undefined ? RULE_ERROR_CODES[code] : `${RULE_ERROR_CODES[code]}: ${detail}`
   const e: RuleError = { file, ruleId, code, reason }
   if (path !== undefined) e.path = path
+  if (hint !== undefined && hint !== '') e.hint = hint
   return e
 }
 
 /** One line per error, as the CLI and logs print them. */
 export function formatRuleError (e: RuleError): string {
-  const where = e.path === undefined ? e.file : `${e.file}${e.path === '' ? '' : ' ' + e.path}`
-  return `${where}${e.ruleId === null ? '' : ` [${e.ruleId}]`}: ${e.code}: ${e.reason}`
+  const where = e.line === undefined
+    ? e.path === undefined ? e.file : `${e.file}${e.path === '' ? '' : ' ' + e.path}`
+    : `${e.file}:${e.line}:${e.column ?? 1}`
+  const hint = e.hint === undefined ? '' : ` (${e.hint})`
+  return `${where}${e.ruleId === null ? '' : ` [${e.ruleId}]`}: ${e.code}: ${e.reason}${hint}`
 }
 
 /** Thrown by RulesManager.start when the initial set is refused: the service must not start without rules. */

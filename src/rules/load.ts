@@ -11,9 +11,13 @@ import { ruleSetVersion } from './version.js'
 /** Largest rule file read; a bigger one is refused rather than parsed. */
 export const ruleFileBytesMax = 1024 * 1024
 
+/** warnings: reported with the set, which still loads (a rule that can never be reached) */
+/** Files ending so are JSON Schemas for editors (rules.schema.json), never rule files. */
+export const RULE_SCHEMA_SUFFIX = '.schema.json'
+
 export type LoadResult =
-  | { ok: true, set: CompiledRuleSet, files: string[] }
-  | { ok: false, errors: RuleError[] }
+  | { ok: true, set: CompiledRuleSet, files: string[], warnings: RuleError[] }
+  | { ok: false, errors: RuleError[], warnings?: RuleError[] }
 
 export interface LoadOptions {
   timezone: string
@@ -24,13 +28,14 @@ export function compileRuleFiles (files: readonly RuleFile[], opts: LoadOptions)
   const checked = validateRuleSet(files)
   if (!checked.ok) return checked
   const set = compileRuleSet(checked.rules, { version: ruleSetVersion(files), timezone: opts.timezone })
-  return { ok: true, set, files: files.map(f => f.name) }
+  return { ok: true, set, files: files.map(f => f.name), warnings: checked.warnings }
 }
 
 /**
  * The rule files of a directory: regular files (or links to them, as a Kubernetes ConfigMap mounts them)
  * named *.json and not starting with a dot (editor lock files, ConfigMap internals), sorted by name in
- * code-unit order so the order does not depend on the locale.
+ * code-unit order so the order does not depend on the locale. `*.schema.json` is the rule files' JSON
+ * Schema, kept beside them for editors, not a rule file.
  */
 async function readRuleFiles (dir: string): Promise<{ files: RuleFile[], errors: RuleError[] }> {
   const errors: RuleError[] = []
@@ -40,7 +45,7 @@ async function readRuleFiles (dir: string): Promise<{ files: RuleFile[], errors:
   } catch (err) {
     return { files: [], errors: [ruleError('RULE_DIR_UNREADABLE', dir, null, (err as NodeJS.ErrnoException).code ?? (err as Error).message)] }
   }
-  names = names.filter(n => n.endsWith('.json') && !n.startsWith('.')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  names = names.filter(n => n.endsWith('.json') && !n.endsWith(RULE_SCHEMA_SUFFIX) && !n.startsWith('.')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
   const files: RuleFile[] = []
   for (const name of names) {
     const path = join(dir, name)
@@ -67,5 +72,5 @@ export async function loadRuleSet (dir: string, opts: LoadOptions): Promise<Load
   const { files, errors } = await readRuleFiles(dir)
   const result = compileRuleFiles(files, opts)
   if (errors.length === 0) return result
-  return { ok: false, errors: result.ok ? errors : [...errors, ...result.errors] }
+  return { ok: false, errors: result.ok ? errors : [...errors, ...result.errors], warnings: result.warnings }
 }

@@ -21,6 +21,10 @@ export interface RulesManagerOptions {
   /** quiet time after the last file event before reloading; editors write a file in several steps */
   debounceMs?: number
   clock?: () => number
+  /** told of every set installed (metrics) */
+  onLoaded?: (set: CompiledRuleSet, loadedAtMs: number) => void
+  /** told of every set refused (metrics); the running set is kept */
+  onRefused?: (errors: RuleError[]) => void
 }
 
 export const debounceMsDefault = 200
@@ -31,6 +35,8 @@ export class RulesManager {
   private readonly log: Logger
   private readonly debounceMs: number
   private readonly clock: () => number
+  private readonly onLoaded?: (set: CompiledRuleSet, loadedAtMs: number) => void
+  private readonly onRefused?: (errors: RuleError[]) => void
   private set: CompiledRuleSet | null = null
   private setLoadedAt: number | null = null
   private running: Promise<ReloadResult> | null = null
@@ -46,6 +52,8 @@ export class RulesManager {
     this.log = opts.log
     this.debounceMs = opts.debounceMs ?? debounceMsDefault
     this.clock = opts.clock ?? Date.now
+    if (opts.onLoaded !== undefined) this.onLoaded = opts.onLoaded
+    if (opts.onRefused !== undefined) this.onRefused = opts.onRefused
   }
 
   /** Loads the initial set; throws RulesInvalidError (with `.errors`) when it is refused. */
@@ -87,14 +95,17 @@ export class RulesManager {
     const r = await loadRuleSet(this.dir, { timezone: this.timezone })
     if (!r.ok) {
       this.log.error({ dir: this.dir, errors: r.errors, keptVersion: this.set?.version ?? null }, 'rule set refused; the running set is kept')
+      this.onRefused?.(r.errors)
       return { ok: false, errors: r.errors }
     }
     const previous = this.set?.version ?? null
     this.set = r.set
     this.setLoadedAt = this.clock()
+    this.onLoaded?.(r.set, this.setLoadedAt)
     const count = r.set.rules.length
     this.log.info({ dir: this.dir, version: r.set.version, previousVersion: previous, rules: count, files: r.files, needsRisk: r.set.needsRisk }, 'rule set loaded')
     if (count === 0) this.log.warn({ dir: this.dir }, 'rule set is empty: no rule will decline')
+    if (r.warnings.length > 0) this.log.warn({ dir: this.dir, version: r.set.version, warnings: r.warnings }, 'rule set loaded with warnings')
     return { ok: true, version: r.set.version, rules: count }
   }
 

@@ -1,7 +1,7 @@
 // The operators a condition may use, and which operands each accepts for a field of a given kind.
 // Checking operands against the field's type at load time is what keeps `{"mcc": {"eq": 7995}}` (a number
 // against the string mcc) from loading as a rule that silently never matches.
-import type { FieldKind } from './fields.js'
+import { fieldExample, fieldSpec, type FieldKind } from './fields.js'
 import type { RuleErrorCode } from './errors.js'
 
 export const OPERATORS = ['eq', 'ne', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'between', 'startsWith', 'exists'] as const
@@ -20,7 +20,7 @@ export type Operand =
   | { op: 'startsWith', value: string }
   | { op: 'exists', value: boolean }
 
-export interface OperandError { code: RuleErrorCode, detail: string }
+export interface OperandError { code: RuleErrorCode, detail: string, hint?: string }
 
 const DIGITS = /^[0-9]+$/
 
@@ -38,11 +38,25 @@ function scalarFits (kind: FieldKind, v: unknown): v is Scalar {
   }
 }
 
-const KIND_WORD: Readonly<Record<FieldKind, string>> = {
-  string: 'a string',
-  digits: 'a string of digits (quote it: "7995", not 7995)',
-  integer: 'a safe integer',
-  boolean: 'true or false'
+/** What a value of the field looks like, quoting the field's own sample ("356" for currencyCode). */
+function kindWord (kind: FieldKind, field: string): string {
+  switch (kind) {
+    case 'string': return 'a string'
+    case 'digits': {
+      const sample = String(fieldSpec(field)?.sample ?? '1')
+      return `a string of digits (quote it: "${sample}", not ${Number(sample)})`
+    }
+    case 'integer': return 'a safe integer'
+    case 'boolean': return 'true or false'
+  }
+}
+
+/** The operators that apply to a field of each kind (exists applies to all). */
+export const OPERATORS_BY_KIND: Readonly<Record<FieldKind, readonly Operator[]>> = {
+  string: ['eq', 'ne', 'in', 'notIn', 'startsWith', 'exists'],
+  digits: ['eq', 'ne', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'between', 'startsWith', 'exists'],
+  integer: ['eq', 'ne', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'between', 'exists'],
+  boolean: ['eq', 'ne', 'in', 'notIn', 'exists']
 }
 
 function isNumeric (kind: FieldKind): boolean {
@@ -51,23 +65,25 @@ function isNumeric (kind: FieldKind): boolean {
 
 /** The checked operand, or why it does not fit the field. */
 export function checkOperand (op: Operator, field: string, kind: FieldKind, operand: unknown): Operand | OperandError {
-  const bad = (detail: string): OperandError => ({ code: 'RULE_OPERAND_INVALID', detail: `${field} ${op}: ${detail}` })
+  const hint = `e.g. ${fieldExample(field)}`
+  const bad = (detail: string): OperandError => ({ code: 'RULE_OPERAND_INVALID', detail: `${field} ${op}: ${detail}`, hint })
   const notApplicable = (): OperandError => ({
     code: 'RULE_OPERATOR_NOT_APPLICABLE',
-    detail: `${op} does not apply to ${field} (${kind})`
+    detail: `${op} does not apply to ${field} (${kind})`,
+    hint: `${kind} fields take ${OPERATORS_BY_KIND[kind].join(', ')}; ${hint}`
   })
   switch (op) {
     case 'eq':
     case 'ne':
-      if (!scalarFits(kind, operand)) return bad(`the operand must be ${KIND_WORD[kind]}`)
+      if (!scalarFits(kind, operand)) return bad(`the operand must be ${kindWord(kind, field)}`)
       return { op, value: operand }
     case 'in':
     case 'notIn': {
       if (!Array.isArray(operand)) return bad('the operand must be an array')
-      if (operand.length === 0) return { code: 'RULE_CONDITION_EMPTY', detail: `${field} ${op}: the list is empty` }
+      if (operand.length === 0) return { code: 'RULE_CONDITION_EMPTY', detail: `${field} ${op}: the list is empty`, hint }
       if (operand.length > inValuesMax) return bad(`the list has more than ${inValuesMax} values`)
       for (const v of operand) {
-        if (!scalarFits(kind, v)) return bad(`every value must be ${KIND_WORD[kind]}; ${JSON.stringify(v)} is not`)
+        if (!scalarFits(kind, v)) return bad(`every value must be ${kindWord(kind, field)}; ${JSON.stringify(v)} is not`)
       }
       return { op, values: operand as Scalar[] }
     }
@@ -88,7 +104,7 @@ export function checkOperand (op: Operator, field: string, kind: FieldKind, oper
     }
     case 'startsWith':
       if (kind !== 'string' && kind !== 'digits') return notApplicable()
-      if (!scalarFits(kind, operand) || operand === '') return bad(`the operand must be ${KIND_WORD[kind]}, not empty`)
+      if (!scalarFits(kind, operand) || operand === '') return bad(`the operand must be ${kindWord(kind, field)}, not empty`)
       return { op, value: operand as string }
     case 'exists':
       if (typeof operand !== 'boolean') return bad('the operand must be true or false')

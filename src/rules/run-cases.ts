@@ -4,7 +4,7 @@
 import { decide } from '../decision/pipeline.js'
 import type { AuthRequest, ResponseCode } from '../decision/request.js'
 import { MemoryStore } from '../store/memory.js'
-import type { CasesFile, CaseCustomer, TestCase } from './cases-file.js'
+import { DEFAULT_CASE_REQUEST, type CasesFile, type CaseCustomer, type TestCase } from './cases-file.js'
 import type { CompiledRuleSet } from './types.js'
 import { parseWindow } from './window.js'
 
@@ -30,21 +30,7 @@ export interface RunCasesOptions {
   nowMs?: number
 }
 
-/** A complete, valid request; cases and the file's defaults change only what they test. */
-export const DEFAULT_CASE_REQUEST: Readonly<Record<string, string>> = Object.freeze({
-  urn: 'CASE-URN-0001',
-  customerId: 'CASE-CUSTOMER',
-  merchantName: 'TEST MERCHANT',
-  terminalId: 'TERM0001',
-  mcc: '5411',
-  systemTraceAuditNumber: '000001',
-  cardNetwork: 'RUPAY',
-  channel: 'POS',
-  merchantId: 'MERCHANT0001',
-  transactionAmount: '1000',
-  currencyCode: '356',
-  last4Digits: '1234'
-})
+export { DEFAULT_CASE_REQUEST }
 
 /** 1,00,000.00 in minor units: enough that funds decide a case only when the case says so. */
 export const DEFAULT_CASE_BALANCE = 10_000_000
@@ -76,9 +62,11 @@ async function runCase (c: TestCase, index: number, file: CasesFile, opts: RunCa
   const customer = c.customer === undefined ? { ...file.defaults?.customer } : c.customer
   if (customer !== null) await setUp(store, urn, customer)
 
-  const signal = new AbortController().signal
   const run = async (req: AuthRequest, atMs: number): Promise<Awaited<ReturnType<typeof decide>>> => {
     clockMs = atMs
+    // One signal a request, as the endpoint has: the pipeline leaves its abort listener on the signal after
+    // a decision, so sharing one across a case's prior transactions piles listeners up on it.
+    const signal = new AbortController().signal
     return await decide(req, { arrivedAtMs: atMs, deadlineAtMs: atMs + CASE_DEADLINE_MS, signal }, deps)
   }
 

@@ -4,6 +4,7 @@
 import { Ajv, type ErrorObject } from 'ajv'
 import { RESPONSE_CODES } from '../decision/request.js'
 import { ruleError, type RuleError, type RuleErrorCode } from './errors.js'
+import { didYouMean } from './suggest.js'
 
 export const ruleIdLengthMax = 64
 export const descriptionLengthMax = 1000
@@ -16,6 +17,8 @@ export const ruleFileSchema = {
   required: ['rules'],
   additionalProperties: false,
   properties: {
+    // a rule file may name its JSON Schema so an editor completes and checks it; the service ignores it
+    $schema: { type: 'string' },
     description: { type: 'string', maxLength: descriptionLengthMax },
     rules: {
       type: 'array',
@@ -82,11 +85,14 @@ function toRuleError (file: string, doc: unknown, e: ErrorObject): RuleError {
   let path = e.instancePath
   let code: RuleErrorCode = 'RULE_SCHEMA'
   let detail = `${path === '' ? 'the file' : path} ${e.message ?? e.keyword}`
+  let hint: string | undefined
   if (e.keyword === 'additionalProperty' || e.keyword === 'additionalProperties') {
     const prop = String((e.params as { additionalProperty?: unknown }).additionalProperty)
     path = `${path}/${prop}`
     code = 'RULE_PROPERTY_UNKNOWN'
     detail = `"${prop}"`
+    const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {})
+    if (known.length > 0) hint = didYouMean(prop, known, 'properties here')
   } else if (e.keyword === 'required') {
     const prop = String((e.params as { missingProperty?: unknown }).missingProperty)
     path = `${path}/${prop}`
@@ -94,6 +100,8 @@ function toRuleError (file: string, doc: unknown, e: ErrorObject): RuleError {
     detail = `"${prop}"`
   } else if (e.keyword === 'enum') {
     detail = `got ${JSON.stringify(e.data)}`
+    const allowed = ((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String)
+    hint = didYouMean(String(e.data), allowed)
   } else {
     detail = `${e.message ?? e.keyword}; got ${JSON.stringify(e.data)?.slice(0, 80) ?? 'undefined'}`
   }
@@ -104,7 +112,7 @@ function toRuleError (file: string, doc: unknown, e: ErrorObject): RuleError {
     code = CODE_BY_RULE_PATH[inRule] ?? code
     if (inRule === '/id' && e.keyword === 'minLength') code = 'RULE_ID_EMPTY'
   }
-  return ruleError(code, file, ruleId, detail, path)
+  return ruleError(code, file, ruleId, detail, path, hint)
 }
 
 /** The schema errors of one parsed file, deduplicated by place and code. */

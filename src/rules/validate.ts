@@ -5,6 +5,7 @@ import type { RuleMode } from './types.js'
 import { checkWhen, type Condition } from './conditions.js'
 import { ruleError, type RuleError } from './errors.js'
 import { schemaErrors } from './schema.js'
+import { jsonErrorOffset } from './json-position.js'
 import { parseWindow, type Window } from './window.js'
 
 /** Most rules in a set: bounds evaluation time per request. */
@@ -39,9 +40,10 @@ export interface CheckedRule {
   source: Record<string, unknown>
 }
 
+/** warnings: reported, not refused (a rule that can never be reached) */
 export type ValidationResult =
-  | { ok: true, rules: CheckedRule[] }
-  | { ok: false, errors: RuleError[] }
+  | { ok: true, rules: CheckedRule[], warnings: RuleError[] }
+  | { ok: false, errors: RuleError[], warnings: RuleError[] }
 
 interface RawRule {
   id: string
@@ -52,12 +54,30 @@ interface RawRule {
   then: { decline: ResponseCode }
 }
 
+/** 1-based line and column of a character offset, as editors count them. */
+export function lineColumn (text: string, offset: number): { line: number, column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)))
+  const lines = before.split('\n')
+  return { line: lines.length, column: (lines[lines.length - 1] as string).length + 1 }
+}
+
+const JSON_POSITION = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/
+
 function parse (file: RuleFile, errors: RuleError[]): unknown {
   try {
     return JSON.parse(file.text)
   } catch (err) {
-    // V8 quotes the text around the mistake, newlines included; one line reads better in logs and the CLI.
-    errors.push(ruleError('RULE_JSON_INVALID', file.name, null, (err as Error).message.replace(/\s+/g, ' ')))
+    // V8 names an offset for some mistakes only, and quotes text around it with newlines; an editor wants
+    // line and column, the log one line.
+    const message = (err as Error).message.replace(/\s+/g, ' ')
+    const m = JSON_POSITION.exec(message)
+    const found = jsonErrorOffset(file.text)
+    const { line, column } = lineColumn(file.text, found >= 0 ? found : m === null ? file.text.length : Number(m[1]))
+    const e = ruleError('RULE_JSON_INVALID', file.name, null, `line ${line}, column ${column}: ${message.replace(JSON_POSITION, '')}`,
+      undefined, 'a trailing comma, a missing comma or an unquoted name is the usual cause')
+    e.line = line
+    e.column = column
+    errors.push(e)
     return undefined
   }
 }
@@ -78,7 +98,7 @@ function checkRule (file: string, index: number, raw: unknown, schemaOk: boolean
   let fields: string[] = []
   if (asRecord(rec.when) !== null) {
     const checked = checkWhen(rec.when)
-    for (const i of checked.issues) errors.push(ruleError(i.code, file, ruleId, i.detail, `${base}/when${i.path}`))
+    for (const i of checked.issues) errors.push(ruleError(i.code, file, ruleId, i.detail, `${base}/when${i.path}`, i.hint))
     if (checked.issues.length > 0) ok = false
     when = checked.condition
     fields = checked.fields
@@ -121,6 +141,19 @@ function ruleIndex (e: RuleError): number {
   return m === null ? -1 : Number(m[1])
 }
 
+/**
+ * Enforce rules after one that declines every transaction (no `when`, no `limit`) never decide: the first
+ * stateless decline wins and limits count only approved transactions. Shadow rules are still recorded.
+ */
+function unreachable (rules: readonly CheckedRule[]): RuleError[] {
+  const blocker = rules.find(r => r.mode === 'enforce' && r.when === null && r.limit === null)
+  if (blocker === undefined) return []
+  const at = rules.indexOf(blocker)
+  return rules.slice(at + 1).filter(r => r.mode === 'enforce').map(r => ruleError('RULE_UNREACHABLE', r.file, r.id,
+    `"${blocker.id}" (${blocker.file}) has no "when" and no "limit", so it declines every transaction first`,
+    undefined, `give "${blocker.id}" a "when", make it "mode": "shadow", or move it last`))
+}
+
 export function validateRuleSet (files: readonly RuleFile[]): ValidationResult {
   const errors: RuleError[] = []
   const rules: CheckedRule[] = []
@@ -158,11 +191,12 @@ export function validateRuleSet (files: readonly RuleFile[]): ValidationResult {
   }
   if (count > rulesMax) errors.push(ruleError('RULE_SET_TOO_LARGE', files[files.length - 1]?.name ?? '', null, `${count} rules; the limit is ${rulesMax}`))
 
-  if (errors.length === 0) return { ok: true, rules }
+  const warnings = unreachable(rules)
+  if (errors.length === 0) return { ok: true, rules, warnings }
   if (errors.length > ruleErrorsMax) {
     const more = errors.length - ruleErrorsMax
     errors.length = ruleErrorsMax
     errors.push(ruleError('RULE_ERRORS_TRUNCATED', '', null, `${more} more`))
   }
-  return { ok: false, errors }
+  return { ok: false, errors, warnings }
 }

@@ -27,6 +27,9 @@ export const CALENDAR_RETAIN_MS: Readonly<Record<CalendarPeriod, number>> = Obje
 const UNIT_MS: Readonly<Record<string, number>> = { m: MINUTE_MS, h: HOUR_MS, d: DAY_MS }
 const ROLLING = /^([1-9][0-9]{0,5})([mhd])$/
 
+/** The written forms of a window, for the rule files' JSON Schema (the 31-day bound is checked on load). */
+export const WINDOW_PATTERN = '^([1-9][0-9]{0,5}[mhd]|day|week|month)$'
+
 /** The parsed window, or a reason it is not one. */
 export function parseWindow (text: string): Window | { error: string } {
   if (text === 'day' || text === 'week' || text === 'month') return { kind: 'calendar', period: text }

@@ -3,7 +3,7 @@
 // completion and cancellation. Every method takes the call's body and returns the answer to send.
 // Card data is not kept: only a hash of the PAN (to spot a reused reference) and its last four digits.
 import { createHash, randomInt } from 'node:crypto'
-import { gatewayCodeText } from '../adapters/gateway-codes.js'
+import { gatewayCodeText } from './spec-values.js'
 import type { Clock } from './clock.js'
 
 export const SIM_STATUS_SUCCESS = '50020'

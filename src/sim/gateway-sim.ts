@@ -2,7 +2,6 @@
 // the transactions' rules live in GatewayBook. Inspection: lastOtp() and GET /__sim/otp/:merchantReferenceNo
 // give the OTP "the customer received", since nothing else in a test can.
 import type { FastifyInstance } from 'fastify'
-import { DEFAULT_PRE_AUTH_CANCELLATION_ACTION, GATEWAY_PATHS, PRE_AUTH_COMPLETION_ACTION } from '../adapters/gateway.js'
 import type { Clock } from './clock.js'
 import { registerControlRoutes } from './control-routes.js'
 import { FaultBook } from './faults.js'
@@ -12,6 +11,7 @@ import type { IssuerView, SimTransaction } from './gateway-book.js'
 import { header, isObject, simApp } from './sim-app.js'
 import type { SimAppOptions } from './sim-app.js'
 import { simRoute } from './sim-route.js'
+import { SIM_PRE_AUTH_CANCELLATION_ACTION, SPEC_GATEWAY_PATHS, SPEC_PRE_AUTH_COMPLETION_ACTION } from './spec-values.js'
 import type { SimAnswer } from './sim-route.js'
 
 export const GATEWAY_SIM_ROUTES = ['authorize', 'generateOtp', 'verifyOtp'] as const
@@ -61,8 +61,8 @@ export function buildGatewaySim (opts: GatewaySimOptions): GatewaySim {
     resendMax: limit('resendMax', opts.resendMax, 3, 100),
     verifyMax: limit('verifyMax', opts.verifyMax, 3, 100),
     issuer: opts.issuer ?? (() => '00'),
-    completionAction: PRE_AUTH_COMPLETION_ACTION,
-    cancellationAction: opts.preAuthCancellationAction ?? DEFAULT_PRE_AUTH_CANCELLATION_ACTION
+    completionAction: SPEC_PRE_AUTH_COMPLETION_ACTION,
+    cancellationAction: opts.preAuthCancellationAction ?? SIM_PRE_AUTH_CANCELLATION_ACTION
   }, { merchantId: opts.merchantId, pgInstanceId: opts.pgInstanceId })
   const faults = new FaultBook(GATEWAY_SIM_ROUTES, opts.faults)
   const app = simApp(opts)
@@ -87,18 +87,18 @@ export function buildGatewaySim (opts: GatewaySimOptions): GatewaySim {
     return { body: raw.body }
   }
 
-  simRoute(app, faults, 'authorize', GATEWAY_PATHS.authorize, (request) => {
+  simRoute(app, faults, 'authorize', SPEC_GATEWAY_PATHS.authorize, (request) => {
     const o = open(request.body, header(request.headers.pginstanceid), shape === 'otp' && isCapture(request.body))
     if ('refused' in o) return o.refused
     return { body: o.body.action === undefined ? book.authorize(o.body) : book.capture(o.body, shape) }
   })
 
-  simRoute(app, faults, 'generateOtp', GATEWAY_PATHS.generateOtp, (request) => {
+  simRoute(app, faults, 'generateOtp', SPEC_GATEWAY_PATHS.generateOtp, (request) => {
     const o = open(request.body, header(request.headers.pginstanceid), true)
     return 'refused' in o ? o.refused : { body: book.generateOtp(o.body) }
   })
 
-  simRoute(app, faults, 'verifyOtp', GATEWAY_PATHS.verifyOtp, (request) => {
+  simRoute(app, faults, 'verifyOtp', SPEC_GATEWAY_PATHS.verifyOtp, (request) => {
     const o = open(request.body, header(request.headers.pginstanceid), true)
     return 'refused' in o ? o.refused : { body: book.verifyOtp(o.body) }
   })

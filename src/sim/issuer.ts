@@ -6,9 +6,10 @@ import { Pool } from 'undici'
 import type { AuthRequest } from '../decision/request.js'
 import { digits, intBetween, pick, seededRandom } from './prng.js'
 
-import { CHANNELS, EXTERNAL_AUTH_PATH } from '../http/auth-schema.js'
+import { SPEC_CHANNELS as CHANNELS, SPEC_EXTERNAL_AUTH_PATH as EXTERNAL_AUTH_PATH } from './spec-values.js'
 
 export { CHANNELS, EXTERNAL_AUTH_PATH }
+export { cardholderJourney, type JourneyStep } from './cardholder.js'
 export type Channel = typeof CHANNELS[number]
 
 export interface IssuerCard {

@@ -1,12 +1,9 @@
 // A prepaid wallet platform simulator (spec C): Encrypt and Decrypt seal and open JSON with AES-256-GCM
-// under a key from the options; fundTransfer checks its headers, opens the request token, runs the
-// transfer on the seeded wallets and answers with a token. Refusals made before a token can be read
+// under a key from the options; fundTransfer and Unload check their headers, open the request token, run
+// the call on the seeded wallets and answer with a token. Refusals made before a token can be read
 // (missing headers, bad key) are plaintext {responseCode, responseMessage}, as a caller would see them.
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { PREPAID_PATHS } from '../adapters/prepaid.js'
-import { formatUtcTimestamp } from '../adapters/time.js'
-import { walletCodeDescription } from '../adapters/wallet-codes.js'
 import type { Clock } from './clock.js'
 import { registerControlRoutes } from './control-routes.js'
 import { FaultBook } from './faults.js'
@@ -14,14 +11,15 @@ import type { Fault } from './faults.js'
 import { header, isObject, simApp } from './sim-app.js'
 import type { SimAppOptions } from './sim-app.js'
 import { simRoute } from './sim-route.js'
+import { SIM_UNLOAD_PATH, SPEC_PREPAID_PATHS as PREPAID_PATHS, specTimestamp, walletCodeText as walletCodeDescription } from './spec-values.js'
 import type { SimAnswer } from './sim-route.js'
 import { open, seal, tokenKey } from './token-crypto.js'
 import { WalletBook } from './wallet-book.js'
-import type { SimCustomer } from './wallet-book.js'
+import type { SimCustomer, SimRefusal } from './wallet-book.js'
 
-export type { SimCustomer } from './wallet-book.js'
+export type { SimCustomer, SimRefusal } from './wallet-book.js'
 
-export const PREPAID_SIM_ROUTES = ['encrypt', 'decrypt', 'fundTransfer'] as const
+export const PREPAID_SIM_ROUTES = ['encrypt', 'decrypt', 'fundTransfer', 'unload'] as const
 export type PrepaidSimRoute = typeof PREPAID_SIM_ROUTES[number]
 
 export interface PrepaidSimOptions extends SimAppOptions {
@@ -34,6 +32,10 @@ export interface PrepaidSimOptions extends SimAppOptions {
   key?: Buffer | string
   customers?: readonly SimCustomer[]
   fundTransferPath?: string
+  /** the spec gives no Unload path; default SIM_UNLOAD_PATH */
+  unloadPath?: string
+  /** a code to answer instead of running a transfer or an unload (declines the wallets alone never give) */
+  refusal?: SimRefusal
   now?: Clock
   faults?: Partial<Record<PrepaidSimRoute, Fault>>
 }
@@ -50,12 +52,12 @@ export interface PrepaidSim {
 export function buildPrepaidSim (opts: PrepaidSimOptions): PrepaidSim {
   const key = tokenKey(opts.key ?? randomBytes(32))
   const now = opts.now ?? Date.now
-  const wallets = new WalletBook(opts.customers)
+  const wallets = new WalletBook(opts.customers, opts.refusal)
   const faults = new FaultBook(PREPAID_SIM_ROUTES, opts.faults)
   const app = simApp(opts)
 
   const plain = (code: string): SimAnswer => ({
-    body: { responseCode: code, responseMessage: walletCodeDescription(code), responseDateTime: formatUtcTimestamp(new Date(now())) }
+    body: { responseCode: code, responseMessage: walletCodeDescription(code), responseDateTime: specTimestamp(now()) }
   })
   const keyOk = (request: FastifyRequest): boolean => header(request.headers['x-api-key']) === opts.apiKey
   const tokenOf = (request: FastifyRequest): string | undefined => {
@@ -77,27 +79,31 @@ export function buildPrepaidSim (opts: PrepaidSimOptions): PrepaidSim {
     return value === undefined ? plain('1051') : { body: value }
   })
 
-  simRoute(app, faults, 'fundTransfer', opts.fundTransferPath ?? PREPAID_PATHS.fundTransfer, (request) => {
-    const h = request.headers
-    const clientId = header(h.clientid)
-    const bankId = header(h.bankid)
-    const consumerKey = header(h['x-consumer-custom-id'])
-    const secureCode = header(h.securecode)
-    if (clientId === undefined) return plain('1262')
-    if (bankId === undefined) return plain('1264')
-    if (consumerKey === undefined) return plain('1310')
-    if (secureCode === undefined) return plain('1311')
-    if (!keyOk(request) || consumerKey !== opts.consumerKey) return plain('406')
-    if (secureCode !== opts.secureCode) return plain('1049')
-    if (bankId !== opts.bankId) return plain('1031')
-    if (clientId !== opts.clientId) return plain('1032')
-    const token = tokenOf(request)
-    if (token === undefined) return plain('1055')
-    const req = open(key, token)
-    if (!isObject(req)) return plain('1051')
-    const answer = wallets.transfer(req, { clientId, bankId, responseDateTime: formatUtcTimestamp(new Date(now())) })
-    return { body: { token: seal(key, answer) } }
-  })
+  /** fundTransfer and Unload: the platform's headers, then the request token, then the wallets' rules */
+  function moneyCall (route: 'fundTransfer' | 'unload', path: string, run: (req: Record<string, unknown>, ctx: { clientId: string, bankId: string, responseDateTime: string }) => unknown): void {
+    simRoute(app, faults, route, path, (request) => {
+      const h = request.headers
+      const clientId = header(h.clientid)
+      const bankId = header(h.bankid)
+      const consumerKey = header(h['x-consumer-custom-id'])
+      const secureCode = header(h.securecode)
+      if (clientId === undefined) return plain('1262')
+      if (bankId === undefined) return plain('1264')
+      if (consumerKey === undefined) return plain('1310')
+      if (secureCode === undefined) return plain('1311')
+      if (!keyOk(request) || consumerKey !== opts.consumerKey) return plain('406')
+      if (secureCode !== opts.secureCode) return plain('1049')
+      if (bankId !== opts.bankId) return plain('1031')
+      if (clientId !== opts.clientId) return plain('1032')
+      const token = tokenOf(request)
+      if (token === undefined) return plain('1055')
+      const req = open(key, token)
+      if (!isObject(req)) return plain('1051')
+      return { body: { token: seal(key, run(req, { clientId, bankId, responseDateTime: specTimestamp(now()) })) } }
+    })
+  }
+  moneyCall('fundTransfer', opts.fundTransferPath ?? PREPAID_PATHS.fundTransfer, (req, ctx) => wallets.transfer(req, ctx))
+  moneyCall('unload', opts.unloadPath ?? SIM_UNLOAD_PATH, (req, ctx) => wallets.unload(req, ctx))
 
   registerControlRoutes(app, faults)
   app.post('/__sim/customers', async (request, reply) => {

@@ -2,13 +2,13 @@
 // the spec states them, and scores by a configurable function or table of amount bands.
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { RISK_PATH } from '../adapters/risk.js'
 import { registerControlRoutes } from './control-routes.js'
 import { FaultBook } from './faults.js'
 import type { Fault } from './faults.js'
 import { header, isObject, simApp } from './sim-app.js'
 import type { SimAppOptions } from './sim-app.js'
 import { simRoute } from './sim-route.js'
+import { SPEC_RISK_PATH } from './spec-values.js'
 
 export const RISK_SIM_ROUTES = ['analyse'] as const
 export type RiskSimRoute = typeof RISK_SIM_ROUTES[number]
@@ -91,7 +91,7 @@ export function buildRiskSim (opts: RiskSimOptions): RiskSim {
   const app = simApp(opts)
   const received: Array<Record<string, string>> = []
 
-  simRoute(app, faults, 'analyse', RISK_PATH, (request) => {
+  simRoute(app, faults, 'analyse', SPEC_RISK_PATH, (request) => {
     if (header(request.headers.authorization) !== `Bearer ${opts.accessToken}`) {
       return { status: 401, body: { errorCode: '401', errorMessage: 'invalid access token' } }
     }

@@ -65,6 +65,7 @@ export function simEnv (env: NodeJS.ProcessEnv): SimEnv {
   }
   if (env.SIM_PREPAID_KEY !== undefined && env.SIM_PREPAID_KEY !== '') prepaid.key = env.SIM_PREPAID_KEY
   if (env.PREPAID_TRANSFER_PATH !== undefined && env.PREPAID_TRANSFER_PATH !== '') prepaid.fundTransferPath = env.PREPAID_TRANSFER_PATH
+  if (env.PREPAID_UNLOAD_PATH !== undefined && env.PREPAID_UNLOAD_PATH !== '') prepaid.unloadPath = env.PREPAID_UNLOAD_PATH
   return {
     host: '127.0.0.1',
     ports: {

@@ -1,8 +1,10 @@
-// The prepaid simulator's wallets and the wallet-to-wallet transfer's rules, apart from HTTP and tokens.
+// The prepaid simulator's wallets and the rules of its two money calls, apart from HTTP and tokens.
 // The transfer's plaintext request is not in the spec; this book reads the shape our adapter sends
 // (messageCode, clientTxnId, requestDateTime, senders[1], receivers[1] with urn or customerId,
-// accountNumber and transactionAmount) and answers with the spec's response fields and codes.
-import { walletCodeDescription } from '../adapters/wallet-codes.js'
+// accountNumber and transactionAmount) and answers with the spec's response fields and codes. The Unload
+// (messageCode 3450) follows the spec's Encrypt table; its answer, which the spec does not show, carries
+// the fields of Decrypt's example. A clientTxnId is used once across both calls.
+import { SPEC_UNLOAD_MESSAGE_CODE, walletCodeText as walletCodeDescription } from './spec-values.js'
 
 export interface SimCustomer {
   urn: string
@@ -13,6 +15,9 @@ export interface SimCustomer {
 }
 
 type Body = Record<string, unknown>
+
+/** A code the platform answers instead of running a call (tests and demos use it for declines the book never makes). */
+export type SimRefusal = (call: 'transfer' | 'unload', request: Readonly<Body>) => string | undefined
 
 interface Leg {
   urn?: string
@@ -27,7 +32,7 @@ export class WalletBook {
   private readonly done = new Set<string>()
   private ledgerSeq = 0
 
-  constructor (customers: readonly SimCustomer[] = []) {
+  constructor (customers: readonly SimCustomer[] = [], private readonly refusal: SimRefusal = () => undefined) {
     for (const c of customers) this.add(c)
   }
 
@@ -82,6 +87,8 @@ export class WalletBook {
     if (sender.accountNumber !== s.accountNumber || receiver.accountNumber !== r.accountNumber) return refuse('6902')
     if (sender === receiver) return refuse('1081')
     if (this.done.has(req.clientTxnId)) return refuse('1054')
+    const forced = this.refusal('transfer', req)
+    if (forced !== undefined) return refuse(forced)
     if (sender.balance < amount) return refuse('6919')
 
     sender.balance -= amount
@@ -102,6 +109,60 @@ export class WalletBook {
       availableBalance: sender.balance,
       senders: [side(sender)],
       receivers: [side(receiver)]
+    }
+  }
+  /** The plaintext answer to a decrypted Unload request: the wallet pays amount + fee. */
+  unload (req: Body, ctx: { clientId: string, bankId: string, responseDateTime: string }): Body {
+    const base: Body = {
+      messageCode: req.messageCode,
+      clientTxnId: req.clientTxnId,
+      clientId: ctx.clientId,
+      bankId: Number(ctx.bankId),
+      responseDateTime: ctx.responseDateTime
+    }
+    const refuse = (code: string): Body => ({ ...base, responseCode: code, responseMessage: walletCodeDescription(code) })
+    const text = (x: unknown): x is string => typeof x === 'string' && x !== ''
+    const int = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x)
+
+    if (req.messageCode === undefined || req.messageCode === null || String(req.messageCode).trim() === '') return refuse('303193')
+    if (String(req.messageCode) !== SPEC_UNLOAD_MESSAGE_CODE) return refuse('1030')
+    if (typeof req.clientTxnId !== 'string' || req.clientTxnId === '' || req.clientTxnId.length > 100) return refuse('1093')
+    const when = req.requestDateTime
+    if (when === undefined || when === null || when === '') return refuse('1320')
+    if (String(when).length > 14) return refuse('303178')
+    if (!/^\d{14}$/.test(String(when))) return refuse('1088')
+    if (!text(req.customerId) || !text(req.receiver) || !text(req.fundFlowType) || !text(req.implId) || !text(req.implType)) return refuse('1055')
+    if (!int(req.beneficiaryId)) return refuse('1055')
+    if (req.customerMobile !== undefined && req.customerMobile !== null && typeof req.customerMobile !== 'string') return refuse('1055')
+    const r1 = req.reservedField1
+    if (r1 !== undefined && r1 !== null && (typeof r1 !== 'object' || Array.isArray(r1))) return refuse('6911')
+    if (!text(req.accountNumber)) return refuse('6900')
+    if (req.sourceType !== 0 && req.sourceType !== 1) return refuse('6920')
+    const amount = req.transactionAmount
+    if (!int(amount) || amount <= 0) return refuse('6921')
+    const fee = req.fee
+    if (!int(fee) || fee < 0) return refuse('6936')
+    const wallet = this.byCustomerId.get(req.customerId)
+    if (wallet === undefined) return refuse('6909')
+    if (wallet.accountNumber !== req.accountNumber) return refuse('6905')
+    if (this.done.has(req.clientTxnId)) return refuse('1054')
+    const forced = this.refusal('unload', req)
+    if (forced !== undefined) return refuse(forced)
+    if (wallet.balance < amount + fee) return refuse('6919')
+
+    wallet.balance -= amount + fee
+    this.done.add(req.clientTxnId)
+    return {
+      ...base,
+      responseCode: '00',
+      responseMessage: walletCodeDescription('00'),
+      customerId: wallet.customerId,
+      urn: wallet.urn,
+      ledgerTransactionId: 1_000_000_000 + ++this.ledgerSeq,
+      ledgerRefNo: 2_000_000_000 + ++this.ledgerSeq,
+      transactionAmount: amount,
+      fee,
+      availableBalance: wallet.balance
     }
   }
 }

@@ -35,6 +35,10 @@ export class Keys {
   decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${part(urn)}:${part(reference)}` }
   moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): string { return `${this.tag(urn)}:o:${kind}:${part(urn)}:${part(reference)}` }
   stream (urn: string): string { return `${this.tag(urn)}:s` }
+  /** the card's own control settings, a hash of `kind|field` */
+  cardControls (urn: string, last4: string): string { return `${this.tag(urn)}:cc:${part(urn)}:${part(last4)}` }
+  /** the approved total of one card and control kind over one local day (YYYYMMDD) */
+  controlDaily (urn: string, last4: string, kind: string, day: string): string { return `${this.tag(urn)}:cd:${part(urn)}:${part(last4)}:${kind}:${day}` }
   lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}` }
   lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}:lock` }
   /** one sorted set per rule and scope; entries are approved transactions scored by time */

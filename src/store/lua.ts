@@ -6,6 +6,14 @@
 
 const COMMON = `
 local function fmt (n) return string.format('%d', n) end
+-- Gives an amount back to a card control's daily total; a total back at zero is removed, so a released
+-- approval leaves no trace. A total already expired (the day is over) stays gone.
+local function giveBackDaily (key, released)
+  local cur = tonumber(redis.call('GET', key) or '0')
+  if cur <= 0 then return end
+  local left = cur - released
+  if left <= 0 then redis.call('DEL', key) else redis.call('SET', key, fmt(left), 'KEEPTTL') end
+end
 -- A programmer error, never an operating one: the caller asserted the same before sending.
 local function amount (s, zeroOk)
   local n = tonumber(s)
@@ -38,7 +46,11 @@ end
  * ARGV[12] stateless decline code or ''                    ARGV[13] its rule id or ''
  * ARGV[14] meta JSON, stored as is                         ARGV[15] n, the number of limits
  * ARGV[16+7(i-1) ..] per limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId
- * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}}
+ * Card controls (docs/api/card-controls.md), after the limits; with m = 0 nothing is checked or counted:
+ * KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
+ * ARGV[cb] m, the number of controls that apply (cb = 16 + 7n)   ARGV[cb+1] ms a daily total is kept
+ * ARGV[cb+2+4(j-1) ..] per control j: kind, default enabled '1'|'0', default perTransactionMax or '', default dailyMax or ''
+ * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
 export const AUTHORIZE_LUA = COMMON + `
 local existing = redis.call('GET', KEYS[3])
@@ -65,6 +77,54 @@ local n = tonumber(ARGV[15])
 local code, reason, ruleId = '00', 'approved', ''
 local available = nil
 
+-- Card controls. The card's own settings are read here, in the atomic step: a change made between the
+-- request's arrival and this commit is the one applied. Every off control first, then the limits.
+local cb = 16 + n * 7
+local ck = 5 + n
+local m = tonumber(ARGV[cb] or '0') or 0
+local controlHit = nil
+local function checkControls ()
+  local fields = {}
+  for j = 1, m do
+    local kind = ARGV[cb + 2 + (j - 1) * 4]
+    table.insert(fields, kind .. '|enabled')
+    table.insert(fields, kind .. '|perTransactionMax')
+    table.insert(fields, kind .. '|dailyMax')
+  end
+  local own = redis.call('HMGET', KEYS[ck], unpack(fields))
+  local ctl = {}
+  for j = 1, m do
+    local b = cb + 2 + (j - 1) * 4
+    local function pick (i, default)
+      local v = own[(j - 1) * 3 + i]
+      if v then return v end
+      return default
+    end
+    ctl[j] = { kind = ARGV[b], enabled = pick(1, ARGV[b + 1]), per = pick(2, ARGV[b + 2]), daily = pick(3, ARGV[b + 3]) }
+  end
+  for j = 1, m do
+    if ctl[j].enabled ~= '1' then
+      controlHit = { control = ctl[j].kind, check = 'enabled', debit = ARGV[4] }
+      return '05', 'control_off'
+    end
+  end
+  for j = 1, m do
+    local c = ctl[j]
+    if c.per ~= '' and debit > tonumber(c.per) then
+      controlHit = { control = c.kind, check = 'perTransactionMax', limit = c.per, debit = ARGV[4] }
+      return '61', 'control_limit'
+    end
+    if c.daily ~= '' then
+      local before = tonumber(redis.call('GET', KEYS[ck + j]) or '0')
+      if before + debit > tonumber(c.daily) then
+        controlHit = { control = c.kind, check = 'dailyMax', limit = c.daily, totalBefore = fmt(before), debit = ARGV[4] }
+        return '61', 'control_limit'
+      end
+    end
+  end
+  return '00', 'approved'
+end
+
 local cust = redis.call('HMGET', KEYS[1], 'status', 'available')
 if not cust[1] then
   code, reason = '14', 'unknown_urn'
@@ -78,7 +138,9 @@ else
     elseif card == 'STOLEN' then code, reason = '43', 'card_stolen'
     elseif card == 'BLOCKED' then code, reason = '05', 'card_blocked'
     elseif (not card) and redis.call('HLEN', KEYS[2]) > 0 then code, reason = '14', 'card_unknown'
-    elseif ARGV[12] ~= '' then code, reason, ruleId = ARGV[12], 'rule', ARGV[13]
+    else
+      if m > 0 then code, reason = checkControls() end
+      if code == '00' and ARGV[12] ~= '' then code, reason, ruleId = ARGV[12], 'rule', ARGV[13] end
     end
   end
 end
@@ -115,6 +177,7 @@ local decidedCode = cjson.null
 if onDeadline then
   decidedCode = code
   code, reason, ruleId = '05', 'deadline', ''
+  controlHit = nil
 end
 
 local held = 0
@@ -134,6 +197,16 @@ if code == '00' then
     table.insert(entries, {key, member})
   end
 end
+local controlEntries = {}
+-- a zero-amount account check adds nothing to a daily total
+if code == '00' and debit > 0 then
+  for j = 1, m do
+    local key = KEYS[ck + j]
+    -- the amount as sent, digits: how a Lua number is turned into an argument differs between Redis versions
+    if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[cb + 1]) end
+    table.insert(controlEntries, {key, ARGV[4]})
+  end
+end
 
 local rid = cjson.null
 if ruleId ~= '' then rid = ruleId end
@@ -145,12 +218,16 @@ local rec = {
   arrivedAtMs = tonumber(ARGV[9]), deadlineAtMs = deadline, decidedAtMs = storeNow,
   answeredOnDeadline = onDeadline, decidedCode = decidedCode, reversal = cjson.null, meta = ARGV[14]
 }
+rec.controlEntries = controlEntries
+rec.control = controlHit or cjson.null
 redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', ARGV[10])
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[11], '*', 'type', 'decision', 'urn', ARGV[2], 'ref', ARGV[1],
   'code', code, 'reason', reason, 'rule', ruleId, 'debit', ARGV[4], 'held', fmt(held))
 local avail = ''
 if available then avail = fmt(available) end
-return {code, reason, ruleId, '0', avail, shadowHits}
+local hitJson = ''
+if controlHit then hitJson = cjson.encode(controlHit) end
+return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
 `
 
 /**
@@ -158,7 +235,8 @@ return {code, reason, ruleId, '0', avail, shadowHits}
  * run first, it leaves a tombstone the authorize then replays (05, nothing held); run after, it releases
  * what that attempt's decision held and turns it into a 05.
  *
- * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the attempt's limit windows
+ * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the attempt's limit windows,
+ * then the daily totals of its card controls
  * ARGV[1] reference  ARGV[2] urn  ARGV[3] attempt id  ARGV[4] fingerprint  ARGV[5] last4
  * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] stream max length
  * Returns 'tombstoned' | 'released' | 'untouched'
@@ -184,6 +262,8 @@ if rec.attempt ~= ARGV[3] or rec.answeredOnDeadline == true then return 'untouch
 local held = tonumber(rec.held)
 if held > 0 then redis.call('HINCRBY', KEYS[1], 'available', held) end
 for _, e in ipairs(rec.limitEntries) do redis.call('ZREM', e[1], e[2]) end
+for _, e in ipairs(rec.controlEntries or {}) do giveBackDaily(e[1], tonumber(e[2])) end
+rec.controlEntries = {}
 rec.decidedCode = rec.code
 rec.code = '05'
 rec.reason = 'deadline'
@@ -201,7 +281,8 @@ return 'released'
  * Release an approved hold, whole or part, once. A full release removes the transaction from its limit
  * windows; a part release lowers the amount it counts for.
  *
- * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the decision's limit windows
+ * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the decision's limit windows,
+ * then the daily totals of its card controls (a release gives its amount back to them)
  * ARGV[1] amount to release, '' for all that is held   ARGV[2] stream max length
  * Returns {'OK', replayed '0'|'1', released, available} or {rejection code}
  */
@@ -233,6 +314,12 @@ for _, e in ipairs(rec.limitEntries) do
   end
 end
 rec.limitEntries = kept
+local keptControls = {}
+for _, e in ipairs(rec.controlEntries or {}) do
+  giveBackDaily(e[1], amt)
+  if left > 0 then table.insert(keptControls, {e[1], fmt(left)}) end
+end
+rec.controlEntries = keptControls
 rec.held = fmt(left)
 rec.released = fmt(tonumber(rec.released) + amt)
 rec.reversal = { amount = fmt(amt), requested = ARGV[1], atMs = storeNowMs() }
@@ -292,4 +379,29 @@ export const PUT_CARD_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'CUSTOMER_NOT_FOUND' end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 'OK'
+`
+
+/**
+ * Release a lifecycle lock only if the caller still owns it (compare and delete in one step).
+ * KEYS[1] lock key  ARGV[1] owner token
+ */
+export const UNLOCK_LIFECYCLE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+/**
+ * Read, and with field/value pairs also change, the card's own controls. Returns the settings before and
+ * after, so the change can be reported with both. A card must be registered to carry controls.
+ * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the card's own controls (hash `kind|field`)
+ * ARGV[1] last4  ARGV[2..] field, value pairs to set ('1'|'0' for enabled; digits, or '' for no limit)
+ * Returns {'OK', {before field, value, ...}, {after field, value, ...}} or {rejection code}
+ */
+export const CARD_CONTROLS_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'CUSTOMER_NOT_FOUND'} end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {'CARD_NOT_FOUND'} end
+local before = redis.call('HGETALL', KEYS[3])
+if #ARGV < 3 then return {'OK', before, before} end
+redis.call('HSET', KEYS[3], unpack(ARGV, 2))
+return {'OK', before, redis.call('HGETALL', KEYS[3])}
 `

@@ -4,8 +4,10 @@ import { ERR_STORE_NOT_DONE, reject } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys, limitMember } from './keys.js'
 import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
+import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
+import { defaultArgs, entriesFromFields, patchToFields } from './control-fields.js'
 import {
-  DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -31,6 +33,10 @@ export class MemoryStore implements Store {
   private readonly windows = new Map<string, WindowEntry[]>()
   private readonly streams = new Map<string, Array<Record<string, string>>>()
   private readonly lifecycle = new Map<string, Expiring<string>>()
+  /** the cards' own control settings: key -> (`kind|field` -> value), as the Redis hash */
+  private readonly controlSettings = new Map<string, Map<string, string>>()
+  /** the card controls' daily totals */
+  private readonly dailyTotals = new Map<string, Expiring<number>>()
   private readonly streamMaxLen: number
   private readonly retentionMs: number
   private streamSeq = 0
@@ -92,6 +98,7 @@ export class MemoryStore implements Store {
     let code: ResponseCode = '00'
     let reason: DecisionReason = 'approved'
     let ruleId: string | null = null
+    let controlHit: ControlHit | null = null
     const cust = this.customers.get(urn)
     if (cust === undefined) {
       code = '14'; reason = 'unknown_urn'
@@ -101,7 +108,13 @@ export class MemoryStore implements Store {
       code = '05'; reason = 'customer_closed'
     } else {
       const card = cust.cards.get(last4)
-      if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && cust.cards.size > 0) { code = '14'; reason = 'card_unknown' } else if (input.decline !== null) { code = input.decline.code; reason = 'rule'; ruleId = input.decline.ruleId }
+      if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && cust.cards.size > 0) { code = '14'; reason = 'card_unknown' } else {
+        controlHit = this.checkControls(urn, last4, debit, input.controls)
+        if (controlHit !== null) {
+          code = controlHit.check === 'enabled' ? '05' : '61'
+          reason = controlHit.check === 'enabled' ? 'control_off' : 'control_limit'
+        } else if (input.decline !== null) { code = input.decline.code; reason = 'rule'; ruleId = input.decline.ruleId }
+      }
     }
 
     const shadowLimitHits: string[] = []
@@ -123,7 +136,7 @@ export class MemoryStore implements Store {
     const storeNow = this.clock()
     const onDeadline = storeNow > input.deadlineAtMs
     const decidedCode = onDeadline ? code : null
-    if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null }
+    if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null; controlHit = null }
 
     let held = 0
     const limitEntries: Array<[string, string]> = []
@@ -139,15 +152,26 @@ export class MemoryStore implements Store {
         limitEntries.push([key, member])
       })
     }
+    const controlEntries: Array<[string, string]> = []
+    if (code === '00' && debit > 0 && input.controls !== undefined) {
+      for (const d of input.controls.defaults) {
+        const key = this.keys.controlDaily(urn, last4, d.kind, input.controls.day)
+        const cur = this.dailyTotal(key)
+        if (cur === 0 && !this.dailyTotals.has(key)) this.dailyTotals.set(key, { value: debit, expiresAtMs: this.clock() + CONTROL_DAILY_RETAIN_MS })
+        else (this.dailyTotals.get(key) as Expiring<number>).value = cur + debit
+        controlEntries.push([key, String(debit)])
+      }
+    }
 
     this.putRecord(decisionKey, {
       urn, reference, last4, attempt: input.attempt, code, reason, ruleId,
       debit: String(debit), held: String(held), released: '0', fingerprint: input.fingerprint,
       shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
-      answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta
+      answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta,
+      controlEntries, control: controlHit
     }, decisionTtlMs(this.retentionMs, input.limits))
     this.xadd(urn, { type: 'decision', urn, ref: reference, code, reason, rule: ruleId ?? '', debit: String(debit), held: String(held) })
-    return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits }
+    return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits, ...(controlHit !== null ? { control: controlHit } : {}) }
   }
 
   async abandon (input: AbandonInput): Promise<AbandonOutcome> {
@@ -160,7 +184,8 @@ export class MemoryStore implements Store {
         urn, reference, last4: input.last4, attempt: input.attempt, code: '05', reason: 'deadline', ruleId: null,
         debit: '0', held: '0', released: '0', fingerprint: input.fingerprint, shadowLimitHits: [], limitEntries: [],
         arrivedAtMs: input.arrivedAtMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: this.clock(),
-        answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null
+        answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null,
+        controlEntries: [], control: null
       }, this.retentionMs)
       this.xadd(urn, { type: 'abandon', urn, ref: reference, released: '0' })
       return 'tombstoned'
@@ -170,12 +195,76 @@ export class MemoryStore implements Store {
     const cust = this.customers.get(urn)
     if (held > 0 && cust !== undefined) cust.available += held
     for (const [wkey, member] of rec.limitEntries) this.removeEntry(wkey, member)
+    for (const [dkey, amount] of rec.controlEntries) this.giveBackDaily(dkey, Number(amount))
     this.putRecord(key, {
       ...rec, decidedCode: rec.code, code: '05', reason: 'deadline', ruleId: null, answeredOnDeadline: true,
-      released: String(Number(rec.released) + held), held: '0', limitEntries: []
+      released: String(Number(rec.released) + held), held: '0', limitEntries: [], controlEntries: []
     }, null)
     this.xadd(urn, { type: 'abandon', urn, ref: reference, released: String(held) })
     return 'released'
+  }
+
+  private dailyTotal (key: string): number {
+    const e = this.dailyTotals.get(key)
+    if (e === undefined) return 0
+    if (e.expiresAtMs <= this.clock()) {
+      this.dailyTotals.delete(key)
+      return 0
+    }
+    return e.value
+  }
+
+  /** as the scripts' giveBackDaily: a total back at zero is removed; one expired stays gone */
+  private giveBackDaily (key: string, amount: number): void {
+    const cur = this.dailyTotal(key)
+    if (cur <= 0) return
+    if (cur - amount <= 0) this.dailyTotals.delete(key)
+    else (this.dailyTotals.get(key) as Expiring<number>).value = cur - amount
+  }
+
+  /** the first control that declines (every off control before any limit), as the authorize script */
+  private checkControls (urn: string, last4: string, debit: number, controls: ControlsInput | undefined): ControlHit | null {
+    if (controls === undefined || controls.defaults.length === 0) return null
+    const own = this.controlSettings.get(this.keys.cardControls(urn, last4))
+    const ctl = controls.defaults.map((d) => {
+      const [kind, enabled, per, daily] = defaultArgs(d)
+      const pick = (field: string, def: string): string => own?.get(`${kind}|${field}`) ?? def
+      return { kind: d.kind, enabled: pick('enabled', enabled), per: pick('perTransactionMax', per), daily: pick('dailyMax', daily) }
+    })
+    for (const c of ctl) {
+      if (c.enabled !== '1') return { control: c.kind, check: 'enabled', debit }
+    }
+    for (const c of ctl) {
+      if (c.per !== '' && debit > Number(c.per)) return { control: c.kind, check: 'perTransactionMax', limit: Number(c.per), debit }
+      if (c.daily !== '') {
+        const before = this.dailyTotal(this.keys.controlDaily(urn, last4, c.kind, controls.day))
+        if (before + debit > Number(c.daily)) return { control: c.kind, check: 'dailyMax', limit: Number(c.daily), totalBefore: before, debit }
+      }
+    }
+    return null
+  }
+
+  private cardControlsOf (urn: string, last4: string): Map<string, string> {
+    const c = this.customers.get(urn)
+    if (c === undefined) reject('CUSTOMER_NOT_FOUND')
+    if (!c.cards.has(last4)) reject('CARD_NOT_FOUND')
+    const key = this.keys.cardControls(urn, last4)
+    let m = this.controlSettings.get(key)
+    if (m === undefined) this.controlSettings.set(key, m = new Map())
+    return m
+  }
+
+  async getCardControls (urn: string, last4: string): Promise<ControlEntries> {
+    this.assertOpen()
+    return entriesFromFields(Object.fromEntries(this.cardControlsOf(urn, last4)))
+  }
+
+  async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
+    this.assertOpen()
+    const m = this.cardControlsOf(urn, last4)
+    const before = entriesFromFields(Object.fromEntries(m))
+    for (const [field, value] of patchToFields(patch)) m.set(field, value)
+    return { before, after: entriesFromFields(Object.fromEntries(m)) }
   }
 
   private removeEntry (key: string, member: string): WindowEntry | undefined {
@@ -277,8 +366,13 @@ export class MemoryStore implements Store {
         kept.push([wkey, m])
       }
     }
+    const keptControls: Array<[string, string]> = []
+    for (const [dkey] of rec.controlEntries) {
+      this.giveBackDaily(dkey, amt)
+      if (left > 0) keptControls.push([dkey, String(left)])
+    }
     this.putRecord(key, {
-      ...rec, limitEntries: kept, held: String(left), released: String(Number(rec.released) + amt),
+      ...rec, limitEntries: kept, controlEntries: keptControls, held: String(left), released: String(Number(rec.released) + amt),
       reversal: { amount: String(amt), atMs: this.clock() }, reversalRequested: requested
     }, null)
     this.xadd(urn, { type: 'reversal', urn, ref: reference, released: String(amt) })
@@ -318,16 +412,19 @@ export class MemoryStore implements Store {
     this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
   }
 
-  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
     this.assertOpen()
     const key = this.keys.lifecycleLock(kind, id)
     if (this.live(key) !== undefined) return false
-    this.lifecycle.set(key, { value: '1', expiresAtMs: this.clock() + ttlMs })
+    this.lifecycle.set(key, { value: owner, expiresAtMs: this.clock() + ttlMs })
     return true
   }
 
-  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
-    this.lifecycle.delete(this.keys.lifecycleLock(kind, id))
+  async unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean> {
+    const key = this.keys.lifecycleLock(kind, id)
+    if (this.live(key)?.value !== owner) return false
+    this.lifecycle.delete(key)
+    return true
   }
 
   ready (): boolean {

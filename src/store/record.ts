@@ -1,6 +1,7 @@
 // Shared by both stores: limits on amounts and the normal form of a stored decision record.
 import assert from 'node:assert'
 import type { DecisionMeta, DecisionRecord } from './types.js'
+import type { ControlHit } from '../controls/types.js'
 
 /** A balance stays below 2^53 so every store computes it exactly (Lua and JS numbers are doubles). */
 export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
@@ -32,6 +33,21 @@ export function normalizeRecord (raw: Record<string, unknown>): DecisionRecord {
     shadowLimitHits: arr<string>(raw.shadowLimitHits),
     limitEntries: arr<[string, string]>(raw.limitEntries),
     reversal,
-    meta
+    meta,
+    controlEntries: arr<[string, string]>(raw.controlEntries),
+    control: controlHitOf(raw.control)
+  }
+}
+
+/** A control hit as a store wrote it (Lua keeps its amounts as strings) in numbers. */
+export function controlHitOf (raw: unknown): ControlHit | null {
+  if (raw === null || typeof raw !== 'object') return null
+  const h = raw as Record<string, unknown>
+  return {
+    control: h.control as ControlHit['control'],
+    check: h.check as ControlHit['check'],
+    ...(h.limit !== undefined ? { limit: Number(h.limit) } : {}),
+    ...(h.totalBefore !== undefined ? { totalBefore: Number(h.totalBefore) } : {}),
+    debit: Number(h.debit)
   }
 }

@@ -4,13 +4,15 @@ import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } fr
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../decision/request.js'
 import { Keys } from './keys.js'
-import { ABANDON_LUA, AUTHORIZE_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA } from './lua.js'
+import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA } from './lua.js'
+import type { ControlEntries, ControlsInput } from '../controls/types.js'
+import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
-  DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, DECISION_STREAM_MAXLEN, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
-import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
+import { MAX_BALANCE, assertAmount, controlHitOf, normalizeRecord } from './record.js'
 
 type Client = Redis | Cluster
 type Reply = unknown
@@ -22,6 +24,7 @@ interface ScriptCommands {
   extauthMoneyOp (...args: Array<string | number>): Promise<Reply>
   extauthPutCustomer (...args: Array<string | number>): Promise<Reply>
   extauthPutCard (...args: Array<string | number>): Promise<Reply>
+  extauthCardControls (...args: Array<string | number>): Promise<Reply>
 }
 
 export interface RedisConnectOptions {
@@ -95,6 +98,7 @@ function defineScripts (client: Client): ScriptCommands {
   client.defineCommand('extauthMoneyOp', { lua: MONEY_OP_LUA, numberOfKeys: 3 })
   client.defineCommand('extauthPutCustomer', { lua: PUT_CUSTOMER_LUA, numberOfKeys: 1 })
   client.defineCommand('extauthPutCard', { lua: PUT_CARD_LUA, numberOfKeys: 2 })
+  client.defineCommand('extauthCardControls', { lua: CARD_CONTROLS_LUA, numberOfKeys: 3 })
   return client as unknown as ScriptCommands
 }
 
@@ -155,9 +159,10 @@ export class RedisStore implements Store {
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
+    const controlKeys = this.controlKeys(urn, input.last4, input.controls, true)
     const args: Array<string | number> = [
-      4 + limitKeys.length,
-      k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
+      4 + limitKeys.length + controlKeys.length,
+      k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)),
       String(this.streamMaxLen), input.decline?.code ?? '', input.decline?.ruleId ?? '',
@@ -166,8 +171,13 @@ export class RedisStore implements Store {
     for (const l of input.limits) {
       args.push(l.mode, l.measure, String(l.windowStartMs), String(l.retainMs), String(l.max), l.code, l.ruleId)
     }
-    const [code, reason, ruleId, replayed, available, shadow] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined]
+    const controls = input.controls?.defaults ?? []
+    args.push(String(controls.length), String(CONTROL_DAILY_RETAIN_MS))
+    for (const d of controls) args.push(...defaultArgs(d))
+    const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined, string | undefined]
+    const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null
     return {
+      ...(control !== null ? { control } : {}),
       code: code as ResponseCode,
       reason: reason as DecisionReason,
       ruleId: ruleId === '' ? null : ruleId,
@@ -181,11 +191,35 @@ export class RedisStore implements Store {
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
+    const controlKeys = this.controlKeys(urn, input.last4, input.controls, false)
     const out = await send(this.client, async () => await this.scripts.extauthAbandon(
-      3 + limitKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys,
+      3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen)))
     return out as AbandonOutcome
+  }
+
+  /** the keys of the card controls that apply: the card's own settings (authorize only), then each kind's daily total */
+  private controlKeys (urn: string, last4: string, controls: ControlsInput | undefined, withSettings: boolean): string[] {
+    if (controls === undefined || controls.defaults.length === 0) return []
+    const daily = controls.defaults.map((d) => this.keys.controlDaily(urn, last4, d.kind, controls.day))
+    return withSettings ? [this.keys.cardControls(urn, last4), ...daily] : daily
+  }
+
+  private async cardControls (urn: string, last4: string, patch: ControlEntries | null): Promise<{ before: ControlEntries, after: ControlEntries }> {
+    const k = this.keys
+    const pairs = patch === null ? [] : patchToFields(patch).flat()
+    const out = await send(this.client, async () => await this.scripts.extauthCardControls(k.customer(urn), k.cards(urn), k.cardControls(urn, last4), last4, ...pairs)) as unknown[]
+    if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
+    return { before: entriesFromFields(pairsToObject(out[1])), after: entriesFromFields(pairsToObject(out[2])) }
+  }
+
+  async getCardControls (urn: string, last4: string): Promise<ControlEntries> {
+    return (await this.cardControls(urn, last4, null)).after
+  }
+
+  async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
+    return await this.cardControls(urn, last4, patch)
   }
 
   async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
@@ -252,7 +286,7 @@ export class RedisStore implements Store {
     // keys afterwards (a release only removes or re-adds entries in the same windows).
     const rec = await this.getDecision(urn, reference)
     if (rec === null) reject('DECISION_NOT_FOUND')
-    const windowKeys = rec.limitEntries.map((e) => e[0])
+    const windowKeys = [...rec.limitEntries.map((e) => e[0]), ...rec.controlEntries.map((e) => e[0])]
     const out = await send(this.client, async () => await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
       k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen))) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
@@ -286,12 +320,12 @@ export class RedisStore implements Store {
     await this.client.set(this.keys.lifecycle(kind, id), JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
   }
 
-  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
-    return await this.client.set(this.keys.lifecycleLock(kind, id), '1', 'PX', ttlMs, 'NX') === 'OK'
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
+    return await this.client.set(this.keys.lifecycleLock(kind, id), owner, 'PX', ttlMs, 'NX') === 'OK'
   }
 
-  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
-    await this.client.del(this.keys.lifecycleLock(kind, id))
+  async unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean> {
+    return await this.client.eval(UNLOCK_LIFECYCLE_LUA, 1, this.keys.lifecycleLock(kind, id), owner) === 1
   }
 
   ready (): boolean {

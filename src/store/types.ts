@@ -2,6 +2,7 @@
 // in-memory store, which pass the same contract suite (test/store/contract.ts).
 import type { ResponseCode } from '../decision/request.js'
 import type { LimitCheck, RuleHit } from '../rules/types.js'
+import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
 
 export const CUSTOMER_STATUSES = ['ACTIVE', 'BLOCKED', 'CLOSED'] as const
 export type CustomerStatus = typeof CUSTOMER_STATUSES[number]
@@ -23,6 +24,10 @@ export type DecisionReason =
   | 'insufficient_funds'
   | 'conflict'
   | 'deadline'
+  /** a card control is off for this kind of use (05) */
+  | 'control_off'
+  /** a card control's perTransactionMax or dailyMax would be passed (61) */
+  | 'control_limit'
 
 export interface AuthorizeInput {
   urn: string
@@ -43,6 +48,8 @@ export interface AuthorizeInput {
   limits: LimitCheck[]
   /** stored with the decision as it is (rules version, shadow hits, request summary) */
   meta: DecisionMeta
+  /** the card controls that apply, checked after customer/card state and before the rules' decline; absent: none */
+  controls?: ControlsInput
 }
 
 export interface DecisionMeta {
@@ -64,6 +71,8 @@ export interface AuthorizeResult {
   shadowLimitHits: string[]
   /** available balance after the decision; null when unknown (unknown urn, replay) */
   available: number | null
+  /** the card control that declined, with the values it saw (not given on a replay) */
+  control?: ControlHit
 }
 
 export interface DecisionRecord {
@@ -92,6 +101,10 @@ export interface DecisionRecord {
   decidedCode: ResponseCode | null
   reversal: { amount: string, atMs: number } | null
   meta: DecisionMeta | null
+  /** [key, amount] of the card controls' daily totals this decision counts in */
+  controlEntries: Array<[string, string]>
+  /** the card control that declined, with the values it saw */
+  control: ControlHit | null
   /** when the store forgets this decision (epoch ms); null when not known */
   expiresAtMs?: number | null
 }
@@ -105,6 +118,8 @@ export interface AbandonInput {
   last4: string
   arrivedAtMs: number
   deadlineAtMs: number
+  /** the authorize input's controls: their daily totals are declared to the store */
+  controls?: ControlsInput
 }
 
 export type AbandonOutcome =
@@ -137,7 +152,7 @@ export interface ReversalResult {
 }
 
 /** Card-lifecycle operations kept by the caller's reference (README "Card lifecycle API"). */
-export type LifecycleKind = 'load' | 'transfer' | 'preauth'
+export type LifecycleKind = 'load' | 'transfer' | 'unload' | 'preauth'
 
 export interface Store {
   readonly kind: 'memory' | 'redis'
@@ -156,9 +171,14 @@ export interface Store {
   createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
   getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null>
   putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void>
-  /** a short exclusive lock on one lifecycle reference; false when someone else holds it */
-  lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean>
-  unlockLifecycle (kind: LifecycleKind, id: string): Promise<void>
+  /** a short exclusive lock on one lifecycle reference, held by `owner`; false when someone else holds it */
+  lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean>
+  /** releases the lock only if `owner` still holds it; true when it did */
+  unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean>
+  /** the card's own control settings (not the defaults); rejects CUSTOMER_NOT_FOUND, CARD_NOT_FOUND */
+  getCardControls (urn: string, last4: string): Promise<ControlEntries>
+  /** sets the named fields atomically; returns the card's own settings before and after */
+  patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }>
   /** true when the store can take commands now */
   ready (): boolean
   ping (): Promise<void>
@@ -182,5 +202,10 @@ export function decisionTtlMs (retentionMs: number, limits: ReadonlyArray<{ reta
 }
 /** Lifecycle records (loads, transfers, pre-auths) are kept 30 days after their last change. */
 export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
+/**
+ * How long a card control's daily total is kept after its first approval: a local day is at most 25 h
+ * (a DST change), and an hour more covers clock skew between instances.
+ */
+export const CONTROL_DAILY_RETAIN_MS = 26 * 3600 * 1000
 /** Per-bucket cap of the decision stream (approximate trimming). */
 export const DECISION_STREAM_MAXLEN = 1000

@@ -19,8 +19,8 @@ const PREPAID = {
 }
 
 t.test('a party is configured when its URL is set', async (t) => {
-  t.same(adapterOptionsFromEnv({}), {})
-  t.same(adapterOptionsFromEnv({ GATEWAY_API_KEY: 'only-a-key' }), {}, 'no URL, no adapter')
+  t.same(adapterOptionsFromEnv({}), { lifecycleLockTtlMs: 60_000 })
+  t.same(adapterOptionsFromEnv({ GATEWAY_API_KEY: 'only-a-key' }), { lifecycleLockTtlMs: 60_000 }, 'no URL, no adapter')
   const all = adapterOptionsFromEnv({ ...GATEWAY, ...RISK, ...PREPAID, PREPAID_ENTITY_ID: '5678', GATEWAY_TIMEOUT_MS: '4000' })
   t.same(all.gateway, {
     baseUrl: 'https://gw.example.test/pg', apiKey: 'secret-gw-key', pgInstanceId: '9001', merchantId: 'MERCH0001', version: '1.0.0.1', totalTimeoutMs: 4000
@@ -57,4 +57,17 @@ t.test('a bad or missing value names the variable and never echoes it', async (t
     t.match((caught as Error).message, message)
     t.notMatch((caught as Error).message, /secret/, 'the value is not in the message')
   }
+})
+
+t.test('the lifecycle lock must outlive the upstream calls made under it', async (t) => {
+  t.equal(adapterOptionsFromEnv({ ...GATEWAY, ...PREPAID }).lifecycleLockTtlMs, 60_000, 'the defaults fit')
+  t.equal(adapterOptionsFromEnv({ ...PREPAID, PREPAID_TIMEOUT_MS: '27500' }).lifecycleLockTtlMs, 60_000, '2 × 27500 + 5000 fits exactly')
+  t.throws(() => adapterOptionsFromEnv({ ...PREPAID, PREPAID_TIMEOUT_MS: '27501' }), /^LIFECYCLE_LOCK_TTL_MS .*PREPAID_TIMEOUT_MS/)
+  t.throws(() => adapterOptionsFromEnv({ ...GATEWAY, LIFECYCLE_LOCK_TTL_MS: '20000' }), /^LIFECYCLE_LOCK_TTL_MS .*GATEWAY_TIMEOUT_MS \(8000 ms\)/,
+    'the default gateway limit counts when its variable is unset')
+  t.equal(adapterOptionsFromEnv({ ...GATEWAY, GATEWAY_TIMEOUT_MS: '100000', LIFECYCLE_LOCK_TTL_MS: '205000' }).lifecycleLockTtlMs, 205_000)
+  t.equal(adapterOptionsFromEnv({ LIFECYCLE_LOCK_TTL_MS: '1000' }).lifecycleLockTtlMs, 1000, 'no party, nothing to outlive')
+  t.throws(() => adapterOptionsFromEnv({ LIFECYCLE_LOCK_TTL_MS: 'soon' }), /^LIFECYCLE_LOCK_TTL_MS /)
+  t.equal(adapterOptionsFromEnv({ ...PREPAID, PREPAID_UNLOAD_PATH: '/api/v2/unload' }).prepaid?.unloadPath, '/api/v2/unload')
+  t.throws(() => adapterOptionsFromEnv({ ...PREPAID, PREPAID_UNLOAD_PATH: 'unload' }), /^PREPAID_UNLOAD_PATH /)
 })

@@ -226,7 +226,7 @@ t.test('a hung gateway: failed/timeout within the configured limit', async (t) =
 t.test('malformed and error answers', async (t) => {
   const r = await rig(t)
   r.sim.faults.set('generateOtp', { malformed: 'json', times: 1 })
-  t.match(await r.gw.generateOtp({ ...CARD, merchantReferenceNo: 'M-1' }), { kind: 'failed', reason: 'malformed', retryable: false, sent: true })
+  t.match(await r.gw.generateOtp({ ...CARD, merchantReferenceNo: 'M-1' }), { kind: 'failed', reason: 'malformed', retryable: true, sent: true })
   r.sim.faults.set('generateOtp', { malformed: 'schema', times: 1 })
   t.match(await r.gw.generateOtp({ ...CARD, merchantReferenceNo: 'M-1' }), { kind: 'failed', reason: 'malformed' })
   r.sim.faults.set('generateOtp', { status: 503, times: 1 })

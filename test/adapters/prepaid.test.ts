@@ -143,7 +143,7 @@ t.test('malformed and unreadable answers', async (t) => {
   t.equal(sim.wallets.customer(ALICE.urn)?.balance, ALICE.balance - 100)
 
   sim.faults.set('encrypt', { malformed: 'schema', times: 1 })
-  t.match(await pp.encrypt({ a: 1 }), { kind: 'failed', reason: 'malformed', retryable: false })
+  t.match(await pp.encrypt({ a: 1 }), { kind: 'failed', reason: 'malformed', retryable: true })
   t.match(await pp.decrypt('not-a-token-at-all'), { kind: 'ok', payload: { responseCode: '1051' } },
     'Decrypt answers with plaintext whatever it holds')
 
@@ -157,5 +157,70 @@ t.test('bad input is a typed error and nothing is sent', async (t) => {
   await t.rejects(pp.transfer(move('B-1', 10.5)), { code: 'EXTAUTH_ERR_ADAPTER_BAD_REQUEST' })
   await t.rejects(pp.transfer({ ...move('B-2', 10), from: { urn: ALICE.urn, customerId: ALICE.customerId, accountNumber: '1' } }), { code: 'EXTAUTH_ERR_ADAPTER_BAD_REQUEST' })
   await t.rejects(pp.fundTransfer(''), { code: 'EXTAUTH_ERR_ADAPTER_BAD_REQUEST' })
-  t.same(sim.faults.allCounts(), { encrypt: 0, decrypt: 0, fundTransfer: 0 })
+  t.same(sim.faults.allCounts(), { encrypt: 0, decrypt: 0, fundTransfer: 0, unload: 0 })
+})
+
+const UNLOAD = {
+  clientTxnId: 'UL-1',
+  customerId: ALICE.customerId,
+  accountNumber: ALICE.accountNumber,
+  amount: 2_000,
+  fee: 25,
+  receiver: 'ALICE',
+  sourceType: 1,
+  fundFlowType: 'UNLOAD',
+  implId: 'IMPL01',
+  implType: 'BANK',
+  beneficiaryId: 7
+}
+
+t.test('unload: the spec\'s 3450 plaintext, the prepaid headers on the configured path, the answer decrypted', async (t) => {
+  const seen: Array<{ url: string, headers: Record<string, unknown>, body: unknown }> = []
+  const app = Fastify()
+  app.post('/*', async (request) => {
+    seen.push({ url: request.url, headers: request.headers, body: request.body })
+    if (request.url === '/api/v2/decrypt') return { messageCode: 3450, clientTxnId: 'UL-1', responseCode: '00', ledgerTransactionId: 1000000007, transactionAmount: 2000 }
+    return { token: `t${seen.length}` }
+  })
+  const url = await listen(app)
+  const pp = createPrepaidAdapter({ ...PREPAID_CREDS, baseUrl: url, unloadPath: '/ops/unload' }, { logger: quietLogger() })
+  t.teardown(async () => { await pp.close(); await app.close() })
+  const r = await pp.unload({ ...UNLOAD, customerMobile: '919800000001', reservedField1: { a: 1 }, requestDateTime: new Date(Date.UTC(2026, 10, 21, 9, 30, 15)) })
+  t.match(r, { kind: 'ok', clientTxnId: 'UL-1', ledgerTransactionId: '1000000007', transactionAmount: 2000 })
+  const [encrypt, unload, decrypt] = seen
+  t.same(encrypt?.body, {
+    messageCode: 3450, clientTxnId: 'UL-1', requestDateTime: '20261121093015', customerId: ALICE.customerId, accountNumber: ALICE.accountNumber,
+    transactionAmount: 2000, receiver: 'ALICE', sourceType: 1, fundFlowType: 'UNLOAD', implId: 'IMPL01', implType: 'BANK', beneficiaryId: 7, fee: 25,
+    customerMobile: '919800000001', reservedField1: { a: 1 }
+  })
+  t.equal(unload?.url, '/ops/unload')
+  t.match(unload?.headers, { 'x-consumer-custom-id': PREPAID_CREDS.consumerKey, securecode: PREPAID_CREDS.secureCode, clientid: PREPAID_CREDS.clientId, bankid: PREPAID_CREDS.bankId })
+  t.same(unload?.body, { token: 't1' })
+  t.same(decrypt?.body, { token: 't2' })
+})
+
+t.test('unload against the simulator; a kept answer token is read again without sending', async (t) => {
+  const { sim, pp } = await rig(t, { unloadPath: '/ops/unload' }, { unloadPath: '/ops/unload' })
+  sim.faults.set('decrypt', { status: 503, times: 1 })
+  const lost = await pp.unload(UNLOAD)
+  t.match(lost, { kind: 'failed', sent: true, retryable: true, responseToken: /\w+/ })
+  t.equal(sim.wallets.customer(ALICE.urn)?.balance, ALICE.balance - 2_025, 'the platform took amount + fee')
+  if (lost.kind !== 'failed' || lost.responseToken === undefined) return
+  t.match(await pp.readUnload(lost.responseToken, 'UL-1'), { kind: 'ok', clientTxnId: 'UL-1' })
+  t.match(await pp.readUnload(lost.responseToken, 'UL-OTHER'), { kind: 'failed', reason: 'malformed' }, 'an answer to another clientTxnId is not ours')
+  t.equal(sim.faults.count('unload'), 1)
+  t.match(await pp.unload(UNLOAD), { kind: 'declined', code: '1054', family: 'duplicate' })
+  t.match(await pp.unload({ ...UNLOAD, clientTxnId: 'UL-2', amount: 1_000_000 }), { kind: 'declined', code: '6919', family: 'insufficient_funds' })
+})
+
+t.test('unload: fields are checked before anything is sent; no path, no unload', async (t) => {
+  const { sim, pp } = await rig(t, {}, { unloadPath: '/ops/unload' })
+  for (const bad of [{ sourceType: 2 }, { amount: 1.5 }, { fee: -1 }, { beneficiaryId: 1.5 }, { receiver: '' }, { customerMobile: '0abc' },
+    { reservedField1: [] as unknown as Record<string, unknown> }, { extra: { fee: 0 } }, { clientTxnId: 'x'.repeat(101) }]) {
+    await t.rejects(pp.unload({ ...UNLOAD, ...bad }), { code: 'EXTAUTH_ERR_ADAPTER_BAD_REQUEST' }, JSON.stringify(bad))
+  }
+  t.equal(sim.faults.count('encrypt'), 0)
+  const { pp: noPath } = await rig(t)
+  t.equal(noPath.unloads, false)
+  await t.rejects(noPath.unload(UNLOAD), { code: 'EXTAUTH_ERR_ADAPTER_OPTION' })
 })

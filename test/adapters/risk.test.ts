@@ -4,6 +4,7 @@ import type { RiskAdapter, RiskOptions } from '../../src/adapters/risk.js'
 import { buildRiskSim } from '../../src/sim/risk-sim.js'
 import type { RiskSim, RiskSimOptions } from '../../src/sim/risk-sim.js'
 import { elapsedMs, listen, quietLogger, RISK_CREDS } from './fixtures/setup.js'
+import { answerDueMs } from '../helpers/config.js'
 import type { Teardown } from './fixtures/setup.js'
 
 const NOW = Date.UTC(2026, 10, 21, 9, 30, 15)
@@ -93,11 +94,14 @@ t.test('wrong token: an http_status failure, not retryable', async (t) => {
 })
 
 t.test('a hung risk service: failed/timeout within RISK_TIMEOUT_MS', async (t) => {
-  const { risk } = await rig(t, { faults: { analyse: { hang: true } } }, { timeoutMs: 200 })
+  // above the default (300 ms), so that ending on the default would show
+  const timeoutMs = 400
+  const { risk } = await rig(t, { faults: { analyse: { hang: true } } }, { timeoutMs })
   const started = performance.now()
   t.match(await risk.analyse({ ...TXN, purchaseAmount: 1 }), { kind: 'failed', reason: 'timeout', retryable: true })
   const ms = elapsedMs(started)
-  t.ok(ms >= 150 && ms < 1500, `ended after ${Math.round(ms)} ms`)
+  t.ok(ms >= timeoutMs - 20, `not before the configured timeout (${Math.round(ms)} ms)`)
+  t.ok(ms <= answerDueMs(timeoutMs), `ended by ${answerDueMs(timeoutMs)} ms (${Math.round(ms)} ms)`)
   t.match(await risk.analyse({ ...TXN, purchaseAmount: 1 }, { budgetMs: 20 }), { kind: 'failed', reason: 'timeout', detail: 'budget of 20 ms spent' },
     'a smaller remaining budget wins')
 })

@@ -8,14 +8,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from '../helpers/app.js'
 import { privateRedis, uniquePrefix } from '../helpers/redis.js'
-import { authBody } from '../helpers/config.js'
+import { answerDueMs, authBody } from '../helpers/config.js'
 import { closedLoop, countBy, debitOf, listenApp, percentile } from '../helpers/load.js'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 import { Keys } from '../../src/store/keys.js'
 
 const DEADLINE_MS = 300
-// at the client: the event loop and the HTTP round trip on a shared 2-core machine
-const MARGIN_MS = 400
 const OPENING = 1_000_000
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
@@ -93,7 +91,9 @@ t.test('Redis slow around the deadline', async (t) => {
     concurrency: 16,
     durationMs: 30_000,
     stop: () => stop,
-    body: (i) => authBody({ urn: urns[i % urns.length], transactionAmount: String(100 + (i % 7)) })
+    body: (i) => authBody({ urn: urns[i % urns.length], transactionAmount: String(100 + (i % 7)) }),
+    // the client gives up on an answer later than that (an AbortError below)
+    post: { timeoutMs: answerDueMs(DEADLINE_MS) }
   })
   for (const [toServer, toClient] of phases) {
     proxy.delay.toServer = toServer
@@ -105,21 +105,19 @@ t.test('Redis slow around the deadline', async (t) => {
   proxy.delay.toServer = 0
   proxy.delay.toClient = 0
 
-  t.equal(samples.filter((s) => s.error !== undefined || s.status !== 200).length, 0, 'every request answered 200')
+  const unanswered = countBy(samples.filter((s) => s.error !== undefined || s.status !== 200), (s) => s.error ?? String(s.status))
+  t.same(unanswered, {}, `every request answered 200 by ${answerDueMs(DEADLINE_MS)} ms (p99 ${percentile(samples.map((s) => s.ms), 99).toFixed(0)} ms, slowest ${Math.max(...samples.map((s) => s.ms)).toFixed(0)} ms)`)
   const codes = countBy(samples, (s) => s.code)
   t.same(Object.keys(codes).sort(), ['00', '05'], `answers are 00 or 05, both seen: ${JSON.stringify(codes)}`)
-  const slowest = Math.max(...samples.map((s) => s.ms))
-  if (slowest > DEADLINE_MS + MARGIN_MS) {
-    const t0 = samples[0]?.sentAt ?? 0
-    t.comment('slow answers [ms after start, ms, code]:', JSON.stringify(samples.filter((s) => s.ms > DEADLINE_MS + 100).map((s) => [Math.round(s.sentAt - t0), Math.round(s.ms), s.code])))
-  }
-  t.ok(slowest <= DEADLINE_MS + MARGIN_MS, `slowest answer ${slowest.toFixed(0)} ms, p99 ${percentile(samples.map((s) => s.ms), 99).toFixed(0)} ms, deadline ${DEADLINE_MS} ms`)
+  t.ok(Number((await deps.metrics.deadlineHits.get()).values[0]?.value ?? 0) > 0, 'the deadline guard answered some of them')
 
   // late commits land and compensations are applied; then the store must agree with the answers
   const until = Date.now() + 15_000
   while (deps.compensator.pending > 0 && Date.now() < until) await sleep(50)
-  await sleep(500)
   t.equal(deps.compensator.pending, 0, 'every compensation applied')
+  // the proxy keeps order and the store has one connection: once a PING sent now is answered, every script
+  // sent before it (late commits included) has run
+  await store.client.ping()
 
   const keys = new Keys(prefix)
   const admin = await redis.admin()

@@ -1,8 +1,7 @@
 // Shared by the HTTP tests (test/http/): the answer-shape check, short-hands for the admin API, the stores
-// to run on, store wrappers that fail, hang or answer late, and requests kept clear of load shedding.
+// to run on, and store wrappers that fail, hang or answer late.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { TAP } from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,38 +13,13 @@ import { build, type BuildOptions, type Built } from './app.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
-const shedCounts = new WeakMap<FastifyInstance, () => Promise<number>>()
-
 /**
- * build(t), with load shedding kept out of tests that are not about it. @fastify/under-pressure reads an
- * interval with no event-loop sample as an infinite delay, and on a busy test machine (or after a test
- * stalls the loop) that happens often enough to answer 05 to requests these tests are about; so requests
- * go out when the app is not under pressure, and one the app counts as shed is sent again (see auth()).
+ * build(t) for the HTTP tests. Load shedding is off in the tests' configuration (testConfig): an app under
+ * test sheds only when its test turns shedding on, and then a shed request is an answer to count (05,
+ * extauth_shed_total), never one to send again.
  */
 export async function buildApp (t: Teardown, opts: BuildOptions = {}): Promise<Built> {
-  const b = await build(t, opts)
-  shedCounts.set(b.publicApp, async () => (await b.deps.metrics.shed.get()).values.reduce((sum, v) => sum + v.value, 0))
-  return b
-}
-
-/** Waits (up to 3 s) until the app is not under pressure. */
-export async function calm (app: FastifyInstance): Promise<void> {
-  const until = Date.now() + 3000
-  while (typeof app.isUnderPressure === 'function' && app.isUnderPressure() && Date.now() < until) await sleep(10)
-}
-
-/**
- * Sends `send` once the app is calm; when the app counts the request as shed, sends it again (at most 10
- * times). A shed request reaches neither the checks nor the store, so sending it again changes nothing.
- */
-export async function unshed<R> (app: FastifyInstance, send: () => Promise<R>): Promise<R> {
-  const count = shedCounts.get(app)
-  for (let attempt = 0; ; attempt++) {
-    await calm(app)
-    const before = count === undefined ? 0 : await count()
-    const res = await send()
-    if (count === undefined || attempt >= 10 || await count() === before) return res
-  }
+  return await build(t, opts)
 }
 
 /** The spec's response-code table, written out here so the tests do not take the words from src/. */
@@ -120,15 +94,13 @@ export const AUTH_PATH = '/api/v1/externalAuth'
 
 /** POST /api/v1/externalAuth through inject; a string payload is sent as it is. */
 export async function auth (app: FastifyInstance, body: unknown, opts: { headers?: Record<string, string>, remoteAddress?: string } = {}): Promise<LightMyRequestResponse> {
-  return await unshed(app, async () => {
-    await yieldToLoop()
-    return await app.inject({
-      method: 'POST',
-      url: AUTH_PATH,
-      headers: opts.headers ?? platformHeaders(),
-      payload: typeof body === 'string' ? body : JSON.stringify(body),
-      ...(opts.remoteAddress !== undefined ? { remoteAddress: opts.remoteAddress } : {})
-    })
+  await yieldToLoop()
+  return await app.inject({
+    method: 'POST',
+    url: AUTH_PATH,
+    headers: opts.headers ?? platformHeaders(),
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    ...(opts.remoteAddress !== undefined ? { remoteAddress: opts.remoteAddress } : {})
   })
 }
 
@@ -199,18 +171,24 @@ export function failingStore (): MemoryStore {
 }
 
 /**
- * Makes `store` late past a deadline: 'commit-late' waits before the store decides (the decision lands
- * after the answer went out); 'reply-late' lets the store decide at once and delays only its reply (the
- * decision was committed, its answer lost to the deadline guard).
+ * Makes `store` late past a deadline, for as long as the test wants: 'commit-late' holds each authorize
+ * before the store decides (the decision lands after the answer went out); 'reply-late' lets the store
+ * decide at once and holds only its reply (the decision was committed, its answer lost to the deadline
+ * guard). Held calls go on when the test calls release(), and later calls are no longer held: the guard
+ * answers first however slow the machine, with no race between two delays.
  */
-export function lateStore<S extends Store> (store: S, mode: 'commit-late' | 'reply-late', delayMs: number): { store: S, settled: () => Promise<void> } {
+export function lateStore<S extends Store> (store: S, mode: 'commit-late' | 'reply-late'): { store: S, release: () => void, settled: () => Promise<void> } {
   const authorize = store.authorize.bind(store)
   const inFlight = new Set<Promise<unknown>>()
+  let release = (): void => {}
+  const released = new Promise<void>((resolve) => { release = resolve })
+  let isReleased = false
+  void released.then(() => { isReleased = true })
   store.authorize = async (input) => {
     const p = (async () => {
-      if (mode === 'commit-late') await sleep(delayMs)
+      if (mode === 'commit-late' && !isReleased) await released
       const r = await authorize(input)
-      if (mode === 'reply-late') await sleep(delayMs)
+      if (mode === 'reply-late' && !isReleased) await released
       return r
     })()
     inFlight.add(p)
@@ -220,7 +198,7 @@ export function lateStore<S extends Store> (store: S, mode: 'commit-late' | 'rep
       inFlight.delete(p)
     }
   }
-  return { store, settled: async () => { await Promise.allSettled([...inFlight]) } }
+  return { store, release, settled: async () => { await Promise.allSettled([...inFlight]) } }
 }
 
 /** Reads one sample of a Prometheus text exposition; null when the series is absent. */

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { CONSUMER_KEY, DEADLINE_MARGIN_MS } from '../helpers/config.js'
+import { CONSUMER_KEY, answerDueMs } from '../helpers/config.js'
 import {
   STORE_KINDS, adminClient, buildApp, auth, authBody, checkInjected, failingStore, freshUrn, hangingStore, metricValue,
   lateStore, platformHeaders, rulesDir
@@ -400,7 +400,7 @@ t.test('the deadline: a store that never answers gets 05 by DECISION_DEADLINE_MS
   const res = await auth(publicApp, body)
   const elapsed = performance.now() - t0
   checkInjected(t, res, { status: 200, code: '05', amount: '1250' })
-  t.ok(elapsed <= deadlineMs + DEADLINE_MARGIN_MS, `answered within the deadline + ${DEADLINE_MARGIN_MS} ms (${Math.round(elapsed)} ms)`)
+  t.ok(elapsed <= answerDueMs(deadlineMs), `answered by ${answerDueMs(deadlineMs)} ms, on the configured deadline (${Math.round(elapsed)} ms)`)
   t.ok(elapsed >= deadlineMs - 20, `not before the deadline (${Math.round(elapsed)} ms)`)
   const metrics = (await adminApp.inject({ method: 'GET', url: '/metrics' })).body
   t.equal(metricValue(metrics, 'extauth_deadline_hits_total'), 1, 'deadline hit counted')
@@ -413,7 +413,7 @@ for (const kind of STORE_KINDS) {
   for (const mode of ['commit-late', 'reply-late'] as const) {
     t.test(`the deadline keeps no debit when the ${kind.name} store is late (${mode})`, async t => {
       const deadlineMs = 300
-      const late = lateStore(await kind.make(t), mode, 500)
+      const late = lateStore(await kind.make(t), mode)
       const { publicApp, adminApp, deps } = await buildApp(t, { store: late.store, env: { DECISION_DEADLINE_MS: String(deadlineMs) } })
       const a = adminClient(adminApp)
       const urn = freshUrn()
@@ -421,13 +421,12 @@ for (const kind of STORE_KINDS) {
       await a.credit(urn, 10_000)
       const body = authBody({ urn })
       const ref = body.transactionReferenceNumber as string
-      const t0 = performance.now()
+      // the store holds this call until the answer is out: only the guard can answer it
       const res = await auth(publicApp, body)
-      const elapsed = performance.now() - t0
       checkInjected(t, res, { status: 200, code: '05', amount: '1250' }, 'answered by the guard')
-      t.ok(elapsed <= deadlineMs + DEADLINE_MARGIN_MS, `within the deadline + ${DEADLINE_MARGIN_MS} ms (${Math.round(elapsed)} ms)`)
 
-      // let the late store call and the compensation finish (bounded), then look at the money
+      // now the store decides (commit-late) or replies (reply-late); the compensation follows (bounded)
+      late.release()
       await late.settled()
       const until = Date.now() + 5000
       while (deps.compensator.pending > 0 && Date.now() < until) await sleep(20)
@@ -444,7 +443,8 @@ for (const kind of STORE_KINDS) {
 t.test('overload: the route answers 200 with 05 at once', async t => {
   // a heap limit of 1 byte puts the app under pressure from its first sample on
   const { publicApp, adminApp } = await buildApp(t, { env: { SHED_HEAP_USED_BYTES: '1' } })
-  const until = Date.now() + 3000
+  // the heap is sampled every 250 ms; the bound only ends a wait that would never end
+  const until = Date.now() + 10_000
   while (!publicApp.isUnderPressure() && Date.now() < until) await sleep(10)
   t.ok(publicApp.isUnderPressure(), 'under pressure')
   const urn = freshUrn()

@@ -1,5 +1,6 @@
 // Every case in test/fixtures/rules-broken/<case>/ holds a rules/ folder that must be refused with exactly
-// the errors its expected.json lists (in order): {file, ruleId, code, path?, reasonContains?}.
+// the errors its expected.json lists (in order): {file, ruleId, code, path?, reasonContains?, hintContains?,
+// line?, column?}. The never-* cases are rules that would load yet never match.
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +13,9 @@ interface Expected {
   code: string
   path?: string
   reasonContains?: string
+  hintContains?: string
+  line?: number
+  column?: number
 }
 
 const base = fileURLToPath(new URL('../fixtures/rules-broken/', import.meta.url))
@@ -32,7 +36,9 @@ for (const name of cases) {
       t.equal(got.ruleId, want.ruleId, `error ${i}: ruleId`)
       t.equal(got.code, want.code, `error ${i}: code`)
       if (want.path !== undefined) t.equal(got.path, want.path, `error ${i}: path`)
-      if (want.reasonContains !== undefined) t.match(got.reason, want.reasonContains, `error ${i}: reason`)
+      if (want.reasonContains !== undefined) t.ok(got.reason.includes(want.reasonContains), `error ${i}: reason has ${want.reasonContains}; got ${got.reason}`)
+      if (want.hintContains !== undefined) t.ok(got.hint?.includes(want.hintContains), `error ${i}: hint has ${want.hintContains}; got ${got.hint}`)
+      if (want.line !== undefined) t.same([got.line, got.column], [want.line, want.column], `error ${i}: line and column`)
     })
   })
 }

@@ -84,9 +84,9 @@ t.test('evaluations share no state', async t => {
 })
 
 t.test('needsRisk: any rule, enforce or shadow, that names a risk. field', async t => {
-  t.equal(compile([{ id: 'a', when: { mcc: { eq: '1' } }, then: { decline: '05' } }]).needsRisk, false)
+  t.equal(compile([{ id: 'a', when: { mcc: { eq: '0001' } }, then: { decline: '05' } }]).needsRisk, false)
   t.equal(compile([{ id: 'a', when: { 'risk.ruleRating': { gte: 80 } }, then: { decline: '34' } }]).needsRisk, true)
-  t.equal(compile([{ id: 'a', mode: 'shadow', when: { any: [{ mcc: { eq: '1' } }, { not: { 'risk.stepUp': { eq: true } } }] }, then: { decline: '34' } }]).needsRisk, true)
+  t.equal(compile([{ id: 'a', mode: 'shadow', when: { any: [{ mcc: { eq: '0001' } }, { not: { 'risk.stepUp': { eq: true } } }] }, then: { decline: '34' } }]).needsRisk, true)
   t.equal(compile([]).needsRisk, false)
 })
 

@@ -126,9 +126,15 @@ t.test('close stops watching', async t => {
   await m.start()
   m.watch()
   m.close()
+  // a second manager watching the same directory: once it has seen the edit, an open watcher would have too
+  const control = capture()
+  const other = new RulesManager({ dir, timezone: 'UTC', log: control.log, debounceMs: 0 })
+  await other.start()
+  other.watch()
+  t.teardown(() => { other.close() })
   await writeFile(join(dir, '10-merchant.json'), gambling(['7800']))
-  // Give a watcher that was left open ample time to fire (a closed one never does).
-  await sleep(300)
+  t.ok(await until(() => control.lines.filter(l => l.msg === 'rule set loaded').length === 2), 'a watcher left open sees the edit')
+  t.equal(other.current.evaluate(facts({ mcc: '7800' }), 0).decline?.ruleId, 'block-gambling', 'and picks it up')
   t.equal(lines.filter(l => l.msg === 'rule set loaded').length, 1, 'only the load of start()')
   t.equal(m.current.evaluate(facts({ mcc: '7800' }), 0).decline, null, 'the edit was not picked up')
 })

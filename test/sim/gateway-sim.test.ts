@@ -1,5 +1,5 @@
 import t from 'tap'
-import { GATEWAY_PATHS, PRE_AUTH_COMPLETION_ACTION } from '../../src/adapters/gateway.js'
+import { GATEWAY_PATHS, PRE_AUTH_COMPLETION_ACTION } from './fixtures/spec.js'
 import { buildGatewaySim } from '../../src/sim/gateway-sim.js'
 import { CARD, GATEWAY_CREDS, listen } from '../adapters/fixtures/setup.js'
 import { del, get, post } from './fixtures/http.js'

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import t from 'tap'
-import { GATEWAY_PATHS } from '../../src/adapters/gateway.js'
+import { GATEWAY_PATHS } from './fixtures/spec.js'
 import { get, post } from './fixtures/http.js'
 
 t.test('starts the three simulators and stops on SIGTERM', async (t) => {

@@ -1,6 +1,6 @@
 import { createDecipheriv } from 'node:crypto'
 import t from 'tap'
-import { PREPAID_PATHS } from '../../src/adapters/prepaid.js'
+import { PREPAID_PATHS } from './fixtures/spec.js'
 import { buildPrepaidSim } from '../../src/sim/prepaid-sim.js'
 import { listen, PREPAID_CREDS } from '../adapters/fixtures/setup.js'
 import { get, post } from './fixtures/http.js'
@@ -94,4 +94,36 @@ t.test('wallets seeded and read over the control routes', async (t) => {
   t.same((await get(`${url}/__sim/customers/77`)).body, { urn: '77', customerId: 'C77', accountNumber: 'A77', balance: 4_200 })
   t.equal((await post(`${url}/__sim/customers`, { urn: '78', customerId: 'C78', accountNumber: 'A78', balance: 1.5 })).status, 400, 'minor units only')
   t.equal((await get(`${url}/__sim/customers/78`)).status, 404)
+})
+
+t.test('the Unload rules of the simulator, from the spec\'s Encrypt table', async (t) => {
+  const { WalletBook } = await import('../../src/sim/wallet-book.js')
+  const book = new WalletBook([{ urn: 'U1', customerId: 'C1', accountNumber: 'A1', balance: 1000 }])
+  const ctx = { clientId: 'CL', bankId: '1234', responseDateTime: '20261121093015' }
+  const ok = {
+    messageCode: 3450, clientTxnId: 'X1', requestDateTime: '20261121093015', customerId: 'C1', accountNumber: 'A1', transactionAmount: 500,
+    receiver: 'R', sourceType: 0, fundFlowType: 'F', implId: 'I', implType: 'T', beneficiaryId: 1, fee: 10
+  }
+  const code = (change: Record<string, unknown>): unknown => book.unload({ ...ok, clientTxnId: `X${Math.random()}`, ...change }, ctx).responseCode
+  t.equal(code({ messageCode: 3460 }), '1030', 'not the Unload messageCode')
+  t.equal(code({ messageCode: '' }), '303193')
+  t.equal(code({ requestDateTime: undefined }), '1320')
+  t.equal(code({ requestDateTime: '202611210930150' }), '303178')
+  t.equal(code({ requestDateTime: '2026112109301x' }), '1088')
+  t.equal(code({ sourceType: 2 }), '6920')
+  t.equal(code({ sourceType: '0' }), '6920', 'an integer, not a string')
+  t.equal(code({ transactionAmount: 0 }), '6921')
+  t.equal(code({ transactionAmount: '500' }), '6921')
+  t.equal(code({ fee: -1 }), '6936')
+  t.equal(code({ beneficiaryId: '1' }), '1055')
+  t.equal(code({ receiver: '' }), '1055')
+  t.equal(code({ reservedField1: 'x' }), '6911')
+  t.equal(code({ accountNumber: '' }), '6900')
+  t.equal(code({ accountNumber: 'A2' }), '6905')
+  t.equal(code({ customerId: 'C9' }), '6909')
+  t.equal(code({ transactionAmount: 991 }), '6919', 'amount + fee over the balance')
+  t.equal(book.customer('U1')?.balance, 1000, 'no refusal moved money')
+  t.match(book.unload(ok, ctx), { responseCode: '00', clientTxnId: 'X1', customerId: 'C1', transactionAmount: 500, fee: 10, availableBalance: 490 })
+  t.equal(book.unload(ok, ctx).responseCode, '1054', 'a clientTxnId is used once')
+  t.equal(book.customer('U1')?.balance, 490)
 })

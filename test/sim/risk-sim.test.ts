@@ -1,5 +1,5 @@
 import t from 'tap'
-import { RISK_PATH } from '../../src/adapters/risk.js'
+import { RISK_PATH } from './fixtures/spec.js'
 import { buildRiskSim, DEFAULT_RISK_BANDS } from '../../src/sim/risk-sim.js'
 import { listen, RISK_CREDS } from '../adapters/fixtures/setup.js'
 import { post } from './fixtures/http.js'

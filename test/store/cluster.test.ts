@@ -1,10 +1,13 @@
 // The store contract on a real Redis Cluster of three masters started by the test: every script must keep
 // to one slot (a key outside it fails with CROSSSLOT), and the client must follow the cluster's redirects.
 import t from 'tap'
+import { Redis } from 'ioredis'
 import { startCluster } from '../helpers/cluster.js'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 import { uniquePrefix } from '../helpers/redis.js'
 import { storeContract, authInput, urnFor } from './contract.js'
+import { keySlot } from '../helpers/key-slot.js'
+import { seededRandom } from '../../src/sim/prng.js'
 
 t.test('on a three-master Redis Cluster', async (t) => {
   const nodes = await startCluster(t)
@@ -27,5 +30,27 @@ t.test('on a three-master Redis Cluster', async (t) => {
     const client = store.client as import('ioredis').Cluster
     const sizes = await Promise.all(client.nodes('master').map(async (n) => await n.dbsize()))
     t.equal(sizes.filter((s) => s > 0).length, 3, `keys on every master (${sizes.join(', ')})`)
+  })
+
+  t.test('the slot the tests compute is the slot the cluster computes', async (t) => {
+    const admin = new Redis({ ...nodes[0], lazyConnect: true, retryStrategy: () => null })
+    admin.on('error', () => {})
+    await admin.connect()
+    t.teardown(() => { admin.disconnect() })
+    const store = await make(t)
+    const urn = urnFor('ks')
+    await store.putCustomer(urn, {})
+    await store.credit(urn, 1000, 'seed')
+    await store.authorize(authInput(urn))
+    // every key the store has written on this cluster so far, whatever their layout
+    const storeKeys = (await Promise.all((store.client as import('ioredis').Cluster).nodes('master').map(async (n) => await n.keys('*')))).flat().slice(0, 300)
+    t.ok(storeKeys.length >= 3, `the store's keys (${storeKeys.length})`)
+    const random = seededRandom(1)
+    const alphabet = 'ab{}:é0'
+    const made = Array.from({ length: 200 }, () => Array.from({ length: 1 + Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''))
+    const keys = [...storeKeys, ...made]
+    const theirs = await Promise.all(keys.map(async (k) => Number(await admin.call('CLUSTER', 'KEYSLOT', k))))
+    const differ = keys.filter((k, i) => keySlot(k) !== theirs[i])
+    t.same(differ, [], `${keys.length} keys, the same slot on both sides`)
   })
 })

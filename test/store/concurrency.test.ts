@@ -81,3 +81,26 @@ t.test('a count limit under concurrency: N allowed, 10·N concurrent, exactly N 
   t.equal(codes.filter((c) => c === '65').length, 9 * N)
   t.equal((await store.getCustomer(urn))?.available, 1_000_000 - N * 100)
 })
+
+t.test('a card control dailyMax under concurrency: 1,000 ECOM requests at once, exactly N approved, their sum within dailyMax', async (t) => {
+  const store = await sharedRedisStore(t)
+  const { publicApp } = await build(t, { store, env, logLevel: 'warn' })
+  const { pool } = await listen(t, publicApp)
+  const N = 40
+  const amount = 250
+  const dailyMax = N * amount + amount - 1
+  const urn = `UCTL${process.pid}`
+  await seed(store, urn, 10_000_000)
+  await store.putCard(urn, '4321', 'ACTIVE')
+  await store.patchCardControls(urn, '4321', { ECOM: { enabled: true, dailyMax } })
+  const answers = await Promise.all(Array.from({ length: 1000 }, async () =>
+    await post(pool, PATH, platformHeaders(), authBody({ urn, channel: 'ECOM', last4Digits: '4321', transactionAmount: String(amount) }))))
+  const codes = answers.map((a) => a.body.responseCode)
+  t.equal(answers.filter((a) => a.status !== 200).length, 0, 'every answer is a 200')
+  t.equal(codes.filter((c) => c === '00').length, N, 'exactly N approved')
+  t.equal(codes.filter((c) => c === '61').length, 1000 - N, 'the rest declined by the control')
+  const approvals = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'decision' && e.code === '00')
+  const sum = approvals.reduce((s, e) => s + Number(e.debit), 0)
+  t.ok(sum <= dailyMax, `approved ${sum} within ${dailyMax}`)
+  t.equal((await store.getCustomer(urn))?.available, 10_000_000 - N * amount)
+})

@@ -5,6 +5,7 @@ import type { Test } from 'tap'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import type { LimitCheck } from '../../src/rules/types.js'
 import { StoreRejection } from '../../src/errors.js'
+import { controlsContract } from './controls-contract.js'
 
 export type MakeStore = (t: Test) => Promise<Store>
 
@@ -57,13 +58,15 @@ export async function rejectionCode (p: Promise<unknown>): Promise<string> {
   try {
     await p
   } catch (err) {
-    if (err instanceof StoreRejection) return err.code
+    if (err instanceof StoreRejection) return err.word
     throw err
   }
   return 'none'
 }
 
 export function storeContract (t: Test, make: MakeStore): void {
+  controlsContract(t, make, authInput, urnFor)
+
   t.test('unknown urn: 14, replayed on retry, nothing created', async (t) => {
     const store = await make(t)
     const urn = urnFor('u')
@@ -270,11 +273,29 @@ export function storeContract (t: Test, make: MakeStore): void {
     t.equal(await store.getLifecycle('transfer', id), null, 'kinds are apart')
     await store.putLifecycle('load', id, { status: 'LOADED', n: 3 })
     t.same(await store.getLifecycle('load', id), { status: 'LOADED', n: 3 })
-    t.equal(await store.lockLifecycle('load', id, 5000), true)
-    t.equal(await store.lockLifecycle('load', id, 5000), false)
-    await store.unlockLifecycle('load', id)
-    t.equal(await store.lockLifecycle('load', id, 5000), true)
-    await store.unlockLifecycle('load', id)
+    t.equal(await store.lockLifecycle('load', id, 5000, 'owner-1'), true)
+    t.equal(await store.lockLifecycle('load', id, 5000, 'owner-2'), false)
+    t.equal(await store.unlockLifecycle('load', id, 'owner-2'), false, 'only the owner releases')
+    t.equal(await store.lockLifecycle('load', id, 5000, 'owner-2'), false, 'still held by its owner')
+    t.equal(await store.unlockLifecycle('load', id, 'owner-1'), true)
+    t.equal(await store.lockLifecycle('load', id, 5000, 'owner-2'), true)
+    await store.unlockLifecycle('load', id, 'owner-2')
+  })
+
+  t.test('a holder whose lock expired cannot release the lock a later caller took', async (t) => {
+    const store = await make(t)
+    const id = `L${randomUUID()}`
+    t.equal(await store.lockLifecycle('transfer', id, 1, 'slow'), true)
+    // wait for the expiry itself, not for a time: the second caller gets the lock once it has expired
+    let taken = false
+    for (let i = 0; i < 500 && !taken; i++) {
+      taken = await store.lockLifecycle('transfer', id, 60_000, 'second')
+      if (!taken) await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    t.ok(taken, 'the expired lock was taken')
+    t.equal(await store.unlockLifecycle('transfer', id, 'slow'), false, 'the first holder releases nothing')
+    t.equal(await store.lockLifecycle('transfer', id, 60_000, 'third'), false, 'the second holder still holds it')
+    t.equal(await store.unlockLifecycle('transfer', id, 'second'), true)
   })
 
   t.test('the decision stream holds every decision of the bucket', async (t) => {

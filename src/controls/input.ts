@@ -1,0 +1,37 @@
+// What the decision hands the store for the card controls: the kinds that apply to this transaction with
+// the program's defaults, and the local day their daily totals count in.
+import { zonedParts } from '../time.js'
+import { OPEN_CONTROLS, type CardControls, type ControlDefault, type ControlKind, type ControlsInput } from './types.js'
+
+// The day changes at most once a second: compute it once per second, not per request.
+let lastSecond = Number.NaN
+let lastZone = ''
+let lastDay = ''
+
+/** YYYYMMDD of the instant in the zone. */
+export function localDay (epochMs: number, timeZone: string): string {
+  const second = Math.floor(epochMs / 1000)
+  if (second === lastSecond && timeZone === lastZone) return lastDay
+  const p = zonedParts(epochMs, timeZone)
+  lastDay = String(p.year).padStart(4, '0') + String(p.month).padStart(2, '0') + String(p.day).padStart(2, '0')
+  lastSecond = second
+  lastZone = timeZone
+  return lastDay
+}
+
+function defaultOf (kind: ControlKind, defaults: CardControls): ControlDefault {
+  const d = defaults[kind]
+  return { kind, enabled: d.enabled, perTransactionMax: d.perTransactionMax ?? null, dailyMax: d.dailyMax ?? null }
+}
+
+/**
+ * The channel's control, and `international` too for a cross-border transaction. A channel that is not a
+ * control kind (the request schema allows none today) is checked against `international` only.
+ */
+export function controlsInputFor (channel: string, crossBorder: boolean, opts: { nowMs: number, timezone: string, defaults?: CardControls }): ControlsInput {
+  const defaults = opts.defaults ?? OPEN_CONTROLS
+  const out: ControlDefault[] = []
+  if (channel !== 'international' && Object.hasOwn(defaults, channel)) out.push(defaultOf(channel as ControlKind, defaults))
+  if (crossBorder) out.push(defaultOf('international', defaults))
+  return { defaults: out, day: localDay(opts.nowMs, opts.timezone) }
+}

@@ -1,0 +1,42 @@
+// .ci/run's closing line: "N passed, N failed" summed over the summaries of both tap runs of `npm test`
+// (the parallel files, then test/faults/ one at a time), read from saved logs.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { REPO_ROOT } from './helpers/server-process.js'
+
+const run = promisify(execFile)
+
+async function closingLine (t: { testdir: (fixture: Record<string, string>) => string }, log: string): Promise<string> {
+  const dir = t.testdir({ 'npm-test.log': '' })
+  const file = join(dir, 'npm-test.log')
+  await writeFile(file, log)
+  const { stdout } = await run('bash', [join(REPO_ROOT, '.ci/run'), '--summarize', file])
+  return stdout.trim()
+}
+
+const PARALLEL = [
+  'ok 1 - test/config.test.ts # time=2500ms',
+  '    # { total: 9, pass: 9 }',
+  '# { total: 4474, pass: 4472, fail: 1, skip: 1 }',
+  '# time=70000ms'
+].join('\n')
+const FAULTS = [
+  '> extauth@0.1.0 test:faults',
+  '> tap --jobs 1 test/faults/overload.test.ts',
+  'ok 1 - test/faults/overload.test.ts # time=10000ms',
+  '# { total: 300, pass: 297, fail: 2, todo: 1 }',
+  '# time=35000ms'
+].join('\n')
+
+t.test('both runs are counted, subtests\' own summaries are not', async (t) => {
+  t.equal(await closingLine(t, `${PARALLEL}\n${FAULTS}\n`), '4769 passed, 3 failed, 2 skipped')
+  t.equal(await closingLine(t, '# { total: 5, pass: 5 }\n# { total: 7, pass: 7 }\n'), '12 passed, 0 failed')
+})
+
+t.test('a run that printed no summary is reported', async (t) => {
+  t.equal(await closingLine(t, `${PARALLEL}\n`), 'ci: only 1 of 2 tap runs printed a summary\n4472 passed, 1 failed, 1 skipped')
+  t.match(await closingLine(t, 'error TS2322: nope\n'), /^ci: no tap summary in the output/)
+})
