@@ -5,7 +5,7 @@
 import type { AuthRequest } from '../../../src/decision/request.js'
 import { LifecycleConflict, LifecycleNotFound, type LifecycleAnswer } from '../../../src/lifecycle/outcome.js'
 import type { Delivered, SimContext } from './context.js'
-import { SIM_OTP, type PartyBooks } from './fake-parties.js'
+import { customerIdOf, SIM_OTP, type PartyBooks } from './fake-parties.js'
 import type { ModelAuth } from './model.js'
 import type { SimProcess } from './process.js'
 import type { World } from './world.js'
@@ -35,7 +35,17 @@ export interface TransferJob {
   last: LifecycleAnswer | null
 }
 
-export type Job = LoadJob | TransferJob
+export interface UnloadJob {
+  kind: 'unload'
+  id: string
+  urn: string
+  amount: number
+  fee: number
+  phase: 'send' | 'done' | 'gave-up'
+  last: LifecycleAnswer | null
+}
+
+export type Job = LoadJob | TransferJob | UnloadJob
 
 export interface OpEnv {
   sim: SimContext
@@ -76,11 +86,11 @@ export async function adminCall<T> (env: OpEnv, call: (p: SimProcess) => Promise
 }
 
 function isInProgress (err: unknown): boolean {
-  return err instanceof LifecycleConflict && err.code === 'IN_PROGRESS'
+  return err instanceof LifecycleConflict && err.word === 'IN_PROGRESS'
 }
 
 function isFinalError (err: unknown): boolean {
-  return err instanceof LifecycleNotFound || (err instanceof LifecycleConflict && err.code !== 'IN_PROGRESS')
+  return err instanceof LifecycleNotFound || (err instanceof LifecycleConflict && err.word !== 'IN_PROGRESS')
 }
 
 /** Drives a load for at most `tries` calls; returns when it is done, given up, or out of tries. */
@@ -133,9 +143,31 @@ export async function runTransfer (env: OpEnv, job: TransferJob, tries: number):
   }
 }
 
+/** POST /v1/unloads as a client makes it: the same values on every repeat. */
+export async function runUnload (env: OpEnv, job: UnloadJob, tries: number): Promise<void> {
+  env.touchedJobs.add(job)
+  for (let i = 0; i < tries && job.phase === 'send'; i++) {
+    const p = env.proc()
+    const out = await p.answerOrDeath(p.unloads.unload({
+      clientTxnId: job.id, urn: job.urn, customerId: customerIdOf(job.urn), accountNumber: '100001', amount: job.amount, fee: job.fee,
+      receiver: 'A B', sourceType: 0, fundFlowType: 'WALLET_TO_BANK', implId: 'IMPL1', implType: 'BANK', beneficiaryId: 7
+    }))
+    if (out === null) continue
+    if ('error' in out) {
+      if (isInProgress(out.error)) await env.waitOutLocks()
+      else if (isFinalError(out.error)) job.phase = 'done'
+      continue
+    }
+    job.last = out.value
+    if (out.value.status === 'UNLOADED' || out.value.status === 'DECLINED') job.phase = 'done'
+    else if (out.value.status === 'FAILED' && out.value.retryable !== true) job.phase = 'gave-up'
+  }
+}
+
 export async function runJob (env: OpEnv, job: Job, tries: number): Promise<void> {
   if (job.kind === 'load') await runLoad(env, job, tries)
-  else await runTransfer(env, job, tries)
+  else if (job.kind === 'transfer') await runTransfer(env, job, tries)
+  else await runUnload(env, job, tries)
 }
 
 export function jobOpen (job: Job): boolean {

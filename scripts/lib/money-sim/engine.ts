@@ -10,7 +10,7 @@ import { jobOpen, runJob, type Job, type OpEnv, type RecentAuth } from './client
 import { manualClock, refKey, SimViolation, type Counts, type Delivered, type SimContext, type Violation } from './context.js'
 import { PartyBooks } from './fake-parties.js'
 import { checkCustomer, checkDecision, checkJob, checkReplay, checkWindows, type CheckEnv } from './invariants.js'
-import { Model, SIM_RULES } from './model.js'
+import { Model, SIM_RULES, SIM_TIMEZONE } from './model.js'
 import { OPS, type OpSpec } from './ops.js'
 import { enabled, type FaultKind, type SimOptions } from './options.js'
 import { SimProcess } from './process.js'
@@ -41,7 +41,7 @@ export interface SimResult {
 }
 
 function compileSimRules (): CompiledRuleSet {
-  const r = compileRuleFiles([{ name: '10-sim.json', text: JSON.stringify({ rules: SIM_RULES }) }], { timezone: 'UTC' })
+  const r = compileRuleFiles([{ name: '10-sim.json', text: JSON.stringify({ rules: SIM_RULES }) }], { timezone: SIM_TIMEZONE })
   if (!r.ok) throw new Error('the simulation rule set is refused: ' + JSON.stringify(r.errors))
   return r.set
 }
@@ -142,7 +142,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   // a second client of a reference whose call stalls: it arrives once the lock has run out
   const background: Array<Promise<void>> = []
   const stalled = (ref: string): void => {
-    const job = jobs.find((j) => (j.kind === 'load' ? j.ref : j.id) === ref)
+    const job = [...jobs].reverse().find((j) => (j.kind === 'load' ? j.ref : j.id) === ref)
     if (job === undefined) return
     const twin = { ...job, phase: job.kind === 'load' ? (job.phase === 'start' ? 'start' : 'verify') : 'send', last: null } as Job
     background.push((async () => {

@@ -2,12 +2,13 @@
 // is sent, lose its reply after it committed, or reply later than the decision's deadline; every call that
 // reaches the real store is applied to the model at that instant and both answers are compared.
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, StoreRejection } from '../../../src/errors.js'
+import type { ControlEntries } from '../../../src/controls/types.js'
 import type {
   AbandonInput, AbandonOutcome, AuthorizeInput, AuthorizeResult, CardStatus, Customer, CustomerStatus, DecisionRecord,
   LifecycleKind, MoneyOpResult, ReversalResult, Store
 } from '../../../src/store/types.js'
 import { refKey, type ProcessHandle, type SimContext } from './context.js'
-import type { Expect } from './model.js'
+import { canonControls, type Expect } from './model.js'
 
 /** What the store throws when a command could not be sent: it surely did nothing. */
 export function notSentError (): Error {
@@ -30,7 +31,7 @@ async function settle<T> (p: () => Promise<T>): Promise<Outcome<T>> {
 }
 
 function errorCode (err: unknown): string {
-  if (err instanceof StoreRejection) return err.code
+  if (err instanceof StoreRejection) return err.word
   return `thrown: ${(err as Error)?.message ?? String(err)}`
 }
 
@@ -212,19 +213,37 @@ export class FaultyStore implements Store {
     return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value) }, () => {}, RECORD_FAULTS)
   }
 
-  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number): Promise<boolean> {
+  async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
     return await this.call('lockLifecycle', { kind, id }, async () => {
-      const got = await this.sim.store.lockLifecycle(kind, id, ttlMs)
+      const got = await this.sim.store.lockLifecycle(kind, id, ttlMs, owner)
       if (got) this.sim.lockTaken(kind, id, ttlMs)
       return got
     }, () => {}, STORE_FAULTS)
   }
 
-  async unlockLifecycle (kind: LifecycleKind, id: string): Promise<void> {
+  async unlockLifecycle (kind: LifecycleKind, id: string, owner: string): Promise<boolean> {
     return await this.call('unlockLifecycle', { kind, id }, async () => {
-      await this.sim.store.unlockLifecycle(kind, id)
-      this.sim.lockReleased(kind, id)
+      const released = await this.sim.store.unlockLifecycle(kind, id, owner)
+      if (released) this.sim.lockReleased(kind, id)
+      return released
     }, () => {}, STORE_FAULTS)
+  }
+
+  async getCardControls (urn: string, last4: string): Promise<ControlEntries> {
+    const sim = this.sim
+    return await this.call('getCardControls', { urn, last4 }, async () => await sim.store.getCardControls(urn, last4), (out) => {
+      this.compare('getCardControls', { urn, last4 }, sim.model.cardControls(urn, last4), out, (c: ControlEntries) => canonControls(c))
+    }, STORE_FAULTS)
+  }
+
+  async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
+    const sim = this.sim
+    const args = { urn, last4, patch }
+    return await this.call('patchCardControls', args, async () => await sim.store.patchCardControls(urn, last4, patch), (out) => {
+      sim.touchedUrns.add(urn)
+      this.compare('patchCardControls', args, sim.model.patchCardControls(urn, last4, patch), out,
+        (r: { before: ControlEntries, after: ControlEntries }) => canonControls(r.after))
+    }, STORE_FAULTS)
   }
 
   ready (): boolean {

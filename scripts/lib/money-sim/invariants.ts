@@ -1,9 +1,11 @@
 // The invariants, checked after every step (on what the step touched) and at the end (on everything),
 // against the model and the parties' books; never against the store's own answers.
+import type { HeldMoveRecord } from '../../../src/lifecycle/held-move.js'
 import type { TransferRecord } from '../../../src/lifecycle/transfers.js'
+import type { UnloadRecord } from '../../../src/lifecycle/unloads.js'
 import type { LoadRecord } from '../../../src/lifecycle/loads.js'
 import type { Delivered, SimContext } from './context.js'
-import type { Job, LoadJob, TransferJob } from './clients.js'
+import type { Job, LoadJob, TransferJob, UnloadJob } from './clients.js'
 import type { PartyBooks } from './fake-parties.js'
 import { MODEL_LIMITS, windowId, type Model, type ModelDecision } from './model.js'
 import type { RawState } from './raw-state.js'
@@ -78,6 +80,7 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
     if (JSON.stringify(got) !== JSON.stringify(want)) sim.violation('decision-agrees', `decision ${key}: store ${JSON.stringify(got)}, model ${JSON.stringify(want)}`)
     if (!(got.held >= 0) || !(got.released >= 0)) sim.violation('nothing-negative', `decision ${key}: ${JSON.stringify(got)}`)
   }
+  checkControlOf(sim, key, d)
   // what the platform last heard decides where the money is (while the decision is kept)
   if (d === undefined && sim.model.forgotten.has(key)) return
   const answers = answersOf(sim, key, d)
@@ -106,17 +109,42 @@ export function checkReplay (sim: SimContext, key: string, before: Delivered | u
   if (now.code !== before.code) sim.violation('replay-returns-first-answer', `${key}: answered ${before.code} (step ${before.step}), the repeat ${now.code}`)
 }
 
-/** The sender's holds for one transfer, numbered from 1 (a hold given back and taken again is the next number). */
-function transferHolds (m: Model, urn: string, id: string): number {
+/** The net debit of a held move's holds, numbered from 1 (a hold given back and taken again is the next number). */
+function heldNet (m: Model, kind: 'transfer' | 'unload', urn: string, id: string): number {
   let n = 0
   for (let seq = 1, misses = 0; misses < 3; seq++) {
-    const taken = m.movedBy(urn, 'debit', `transfer:${id}:${seq}`)
-    const given = m.movedBy(urn, 'credit', `transfer-release:${id}:${seq}`)
+    const taken = m.movedBy(urn, 'debit', `${kind}:${id}:hold:${seq}`)
+    const given = m.movedBy(urn, 'credit', `${kind}:${id}:release:${seq}`)
     if (taken === 0 && given === 0) { misses++; continue }
     misses = 0
     n += taken - given
   }
   return n
+}
+
+function recordState (rec: HeldMoveRecord | null): string {
+  return rec === null ? 'none' : `${rec.status} hold ${rec.hold.state}`
+}
+
+/**
+ * Left for an operator, as the README allows: FAILED with a `reconcile` note (the platform refused a repeat
+ * as a duplicate, or a store operation stayed unconfirmed past its reference's retention), whether the
+ * record still says so or the client was told so before the record expired.
+ */
+function leftToOperator (rec: HeldMoveRecord | null, job: TransferJob | UnloadJob): boolean {
+  if (rec !== null) return rec.status === 'FAILED' && rec.reconcile !== undefined
+  return job.phase === 'gave-up' && (job.last as { reconcile?: string } | null)?.reconcile !== undefined
+}
+
+/**
+ * A duplicate the platform reported must be this operation's own earlier call: extauth keeps transfers and
+ * unloads apart, the platform has one clientTxnId space for both.
+ */
+function checkIdSpace (env: CheckEnv, kind: 'transfer' | 'unload', id: string, rec: HeldMoveRecord | null): void {
+  const owner = env.books.clientTxnIds.get(id)
+  if (rec?.upstream?.code === '1054' && owner !== undefined && owner !== kind) {
+    env.sim.violation('own-duplicate', `${kind} ${id} is held for reconciliation as a duplicate of a ${owner} that used its clientTxnId; the platform never took this ${kind}: record ${recordState(rec)}`)
+  }
 }
 
 /**
@@ -126,9 +154,9 @@ function transferHolds (m: Model, urn: string, id: string): number {
  */
 export async function checkJob (env: CheckEnv, job: Job, final: boolean): Promise<void> {
   if (job.kind === 'load') await checkLoad(env, job, final)
-  else await checkTransfer(env, job, final)
+  else if (job.kind === 'transfer') await checkTransfer(env, job, final)
+  else await checkUnload(env, job, final)
 }
-
 async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<void> {
   const { sim, books } = env
   const movedIn = sim.model.movedBy(job.urn, 'credit', `load:${job.ref}`)
@@ -138,6 +166,7 @@ async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<
   const rec = await sim.store.getLifecycle<LoadRecord>('load', job.ref)
   if (credited !== undefined && (!charged || credited !== job.amount)) sim.violation('lifecycle-agrees', `load ${job.ref}: credited ${credited} but the card charged: ${charged}`)
   if (rec?.status === 'LOADED' && credited === undefined) sim.violation('lifecycle-agrees', `load ${job.ref} LOADED without its credit`)
+  if (rec?.status === 'FAILED' && rec.reconcile !== undefined) { env.reconcile.add(`load:${job.ref}`); return }
   if (job.phase === 'gave-up' && charged && credited === undefined) {
     sim.violation('charged-card-credited', `load ${job.ref}: the card was charged ${job.amount}, and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat; it is never credited`)
   }
@@ -147,23 +176,23 @@ async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<
 async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): Promise<void> {
   const { sim, books } = env
   const m = sim.model
-  const held = transferHolds(m, job.fromUrn, job.id)
-  const received = m.movedBy(job.toUrn, 'credit', `transfer:${job.id}`)
+  const held = heldNet(m, 'transfer', job.fromUrn, job.id)
+  const received = m.movedBy(job.toUrn, 'credit', `transfer:${job.id}:receive`)
   const party = books.transfers.get(job.id)
   const moved = party?.outcome === 'moved'
   const rec = await sim.store.getLifecycle<TransferRecord>('transfer', job.id)
-  const state = `sender net ${-held}, receiver +${received}, platform ${party?.outcome ?? 'never asked'}, record ${rec === null ? 'none' : `${rec.status}${rec.held ? ' held' : ''}`}`
+  const state = `sender net ${-held}, receiver +${received}, platform ${party?.outcome ?? 'never asked'}, record ${recordState(rec)}`
   if (held !== 0 && held !== job.amount) sim.violation('lifecycle-agrees', `transfer ${job.id} (${job.amount}): ${state}`)
   if (received !== 0 && !moved) sim.violation('lifecycle-agrees', `transfer ${job.id}: receiver credited, the platform did not move it: ${state}`)
   if (received !== 0 && held !== job.amount) sim.violation('money-not-created', `transfer ${job.id} (${job.amount}): receiver credited while the sender is not debited: ${state}`)
   if (rec?.status === 'TRANSFERRED' && !(moved && held === job.amount && received === job.amount)) sim.violation('lifecycle-agrees', `transfer ${job.id} TRANSFERRED: ${state}`)
-  // a FAILED record asks an operator to release or complete a hold: there must be one, and nothing done yet
-  if (rec?.status === 'FAILED' && (held !== job.amount || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} FAILED (held for reconciliation): ${state}`)
-  if (rec?.status === 'DECLINED' && (held !== 0 || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} DECLINED: ${state}`)
+  // a duplicate refused asks an operator to release or complete a hold: there must be one, and nothing done yet
+  if (rec?.status === 'FAILED' && rec.upstream?.code === '1054' && (held !== job.amount || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} FAILED (held for reconciliation): ${state}`)
+  if (rec?.status === 'DECLINED' && rec.hold.state === 'none' && (held !== 0 || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} DECLINED: ${state}`)
   // the README's one exception: the platform took it, its answer was lost, a repeat is refused as a duplicate;
   // the amount stays held and the record says to reconcile it on the platform
-  const reconcile = rec?.status === 'FAILED' && rec.reconcile !== undefined && rec.held && held === job.amount && received === 0
-  if (reconcile) {
+  checkIdSpace(env, 'transfer', job.id, rec)
+  if (leftToOperator(rec, job)) {
     env.reconcile.add(job.id)
     return
   }
@@ -174,4 +203,43 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
     if (moved && received !== job.amount) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) moved on the platform, not here at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
     if (!moved && held !== 0) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) not moved on the platform, the sender's hold stays at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
   }
+}
+
+/**
+ * An unload: extauth's balance moved exactly as the platform's books say the wallet did (the amount and the
+ * fee, once, only when the platform took it), and a record that says what the money did.
+ */
+async function checkUnload (env: CheckEnv, job: UnloadJob, final: boolean): Promise<void> {
+  const { sim, books } = env
+  const held = heldNet(sim.model, 'unload', job.urn, job.id)
+  const party = books.unloads.get(job.id)
+  const moved = party?.outcome === 'moved'
+  const total = job.amount + job.fee
+  const rec = await sim.store.getLifecycle<UnloadRecord>('unload', job.id)
+  const state = `extauth net ${-held}, platform ${party === undefined ? 'never asked' : `${party.outcome} ${party.total}`}, record ${recordState(rec)}`
+  if (held !== 0 && held !== total) sim.violation('lifecycle-agrees', `unload ${job.id} (${total}): ${state}`)
+  if (party !== undefined && (party.urn !== job.urn || party.total !== total)) sim.violation('lifecycle-agrees', `unload ${job.id}: the platform unloaded another wallet or amount: ${state}`)
+  if (rec?.status === 'UNLOADED' && !(moved && held === total)) sim.violation('lifecycle-agrees', `unload ${job.id} UNLOADED: ${state}`)
+  if (rec?.status === 'DECLINED' && rec.hold.state === 'none' && held !== 0) sim.violation('lifecycle-agrees', `unload ${job.id} DECLINED: ${state}`)
+  if (rec?.status === 'FAILED' && rec.upstream?.code === '1054' && held !== total) sim.violation('lifecycle-agrees', `unload ${job.id} FAILED (held for reconciliation): ${state}`)
+  checkIdSpace(env, 'unload', job.id, rec)
+  if (leftToOperator(rec, job)) {
+    env.reconcile.add(`unload:${job.id}`)
+    return
+  }
+  if (job.phase === 'gave-up' && moved !== (held === total)) {
+    sim.violation('unload-settled', `unload ${job.id} (${total}), and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat: ${state}`)
+  }
+  if (final && (moved ? held !== total : held !== 0)) {
+    sim.violation('unload-settled', `unload ${job.id} (${total}): the balance did not move as the platform's at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
+  }
+}
+
+/** An approved authorization passed the card's control as it stood when the decision was made. */
+export function checkControlOf (sim: SimContext, key: string, d: ModelDecision | undefined): void {
+  if (d === undefined || d.code !== '00' || d.answeredOnDeadline || d.control === null) return
+  const c = d.control
+  if (!c.enabled) sim.violation('controls-hold', `${key} approved while its control was off`)
+  if (c.perTransactionMax !== null && d.debit > c.perTransactionMax) sim.violation('controls-hold', `${key} approved ${d.debit} over perTransactionMax ${c.perTransactionMax}`)
+  if (c.dailyMax !== null && c.totalBefore + d.debit > c.dailyMax) sim.violation('controls-hold', `${key} approved ${d.debit} with ${c.totalBefore} earlier that day, over dailyMax ${c.dailyMax}`)
 }

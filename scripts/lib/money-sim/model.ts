@@ -2,6 +2,7 @@
 // README's rules as plain data, without the stores' code. The simulation applies each store call to the
 // model at the instant the real store executes it, and compares the two answers; the state of both is
 // compared after every step.
+import type { ControlEntries, ControlEntry } from '../../../src/controls/types.js'
 import type { CardStatus, CustomerStatus } from '../../../src/store/types.js'
 
 export const MAX_AMOUNT = 999_999_999_999_999
@@ -17,6 +18,36 @@ export const SIM_RULES = [
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
+/** The simulation's TIMEZONE: local days are not UTC days, and the zone has no summer time */
+export const SIM_TIMEZONE = 'Asia/Kolkata'
+const ZONE_OFFSET_MS = 5.5 * HOUR
+/** The start of the local day of an instant */
+function localDayStart (now: number): number {
+  return Math.floor((now + ZONE_OFFSET_MS) / DAY) * DAY - ZONE_OFFSET_MS
+}
+/** The local day of an instant as the controls' daily totals count it (YYYYMMDD) */
+export function localDayOf (now: number): string {
+  return new Date(now + ZONE_OFFSET_MS).toISOString().slice(0, 10).replaceAll('-', '')
+}
+/** Control kinds of the simulation's channels (none of its requests is cross-border) */
+const CONTROL_KIND_OF_CHANNEL = new Set(['POS', 'ATM', 'ECOM', 'POS-Contactless'])
+const CONTROL_ORDER = ['POS', 'ATM', 'ECOM', 'POS-Contactless', 'international'] as const
+
+/** A card's own control entries in one order, whatever order a store keeps them in. */
+export function canonControls (e: ControlEntries): ControlEntries {
+  const out: ControlEntries = {}
+  for (const kind of CONTROL_ORDER) {
+    const x = e[kind]
+    if (x === undefined) continue
+    const c: ControlEntry = {}
+    if (x.enabled !== undefined) c.enabled = x.enabled
+    if (x.perTransactionMax !== undefined) c.perTransactionMax = x.perTransactionMax
+    if (x.dailyMax !== undefined) c.dailyMax = x.dailyMax
+    // a kind without a field of its own is not set: the store keeps fields, not kinds
+    if (Object.keys(c).length > 0) out[kind] = c
+  }
+  return out
+}
 /**
  * The reversal horizon (DECISION_RETENTION_DAYS, its default): decisions and credit/debit references are
  * kept this long, and a decision as long as a window it has an entry in counts, and a day more.
@@ -35,10 +66,10 @@ export interface ModelLimit {
   retainMs: number
 }
 
-/** The limits of SIM_RULES, computed here (UTC calendar). */
+/** The limits of SIM_RULES, computed here (the calendar of SIM_TIMEZONE). */
 export const MODEL_LIMITS: ModelLimit[] = [
   { ruleId: 'sim-atm-count', per: 'card', measure: 'count', enforce: true, max: 3, code: '65', applies: (r) => r.channel === 'ATM', windowStart: (now) => now - HOUR, retainMs: HOUR },
-  { ruleId: 'sim-day-amount', per: 'urn', measure: 'amount', enforce: true, max: 200_000, code: '61', applies: () => true, windowStart: (now) => Math.floor(now / DAY) * DAY, retainMs: 25 * HOUR },
+  { ruleId: 'sim-day-amount', per: 'urn', measure: 'amount', enforce: true, max: 200_000, code: '61', applies: () => true, windowStart: localDayStart, retainMs: 25 * HOUR },
   {
     ruleId: 'sim-ecom-month-shadow',
     per: 'urn',
@@ -47,7 +78,7 @@ export const MODEL_LIMITS: ModelLimit[] = [
     max: 2,
     code: '65',
     applies: (r) => r.channel === 'ECOM',
-    windowStart: (now) => { const d = new Date(now); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) },
+    windowStart: (now) => { const d = new Date(now + ZONE_OFFSET_MS); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) - ZONE_OFFSET_MS },
     retainMs: 31 * DAY + HOUR
   }
 ]
@@ -81,6 +112,10 @@ export interface ModelDecision {
   atMs: number
   /** after this (on the store's clock) the store may forget the decision */
   expiresAtMs: number
+  /** the card controls' daily totals this decision counts in */
+  controlDays: string[]
+  /** the card's control as it stood when the decision was made, and the day's total before it */
+  control: { enabled: boolean, perTransactionMax: number | null, dailyMax: number | null, totalBefore: number } | null
 }
 
 export interface WindowEntry { reference: string, amount: number, atMs: number }
@@ -107,6 +142,10 @@ export class Model {
   readonly forgotten = new Set<string>()
   /** every credit and debit ever applied, by [urn, kind, reference]: the money moved, kept past retention */
   readonly moved = new Map<string, number>()
+  /** each card's own control entries, by [urn, last4] */
+  readonly controls = new Map<string, ControlEntries>()
+  /** the controls' daily totals of approved, unreleased debits, by [urn, last4, kind, local day] */
+  readonly dailyTotals = new Map<string, number>()
 
   constructor (private readonly now: () => number) {}
 
@@ -152,12 +191,17 @@ export class Model {
     }
     let code = '00'
     let reason = 'approved'
+    let control: ModelDecision['control'] = null
     const c = this.customers.get(r.urn)
     if (c === undefined) { code = '14'; reason = 'unknown_urn' } else if (c.status !== 'ACTIVE') {
       code = '05'; reason = c.status === 'BLOCKED' ? 'customer_blocked' : 'customer_closed'
     } else {
       const card = c.cards.get(r.last4)
-      if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && c.cards.size > 0) { code = '14'; reason = 'card_unknown' } else if (r.mcc === '7995') { code = '05'; reason = 'rule' }
+      if (card === 'LOST') { code = '41'; reason = 'card_lost' } else if (card === 'STOLEN') { code = '43'; reason = 'card_stolen' } else if (card === 'BLOCKED') { code = '05'; reason = 'card_blocked' } else if (card === undefined && c.cards.size > 0) { code = '14'; reason = 'card_unknown' } else {
+        control = this.controlOf(r)
+        if (control !== null && !control.enabled) { code = '05'; reason = 'control_off' } else if (control !== null && ((control.perTransactionMax !== null && r.debit > control.perTransactionMax) ||
+          (control.dailyMax !== null && control.totalBefore + r.debit > control.dailyMax))) { code = '61'; reason = 'control_limit' } else if (r.mcc === '7995') { code = '05'; reason = 'rule' }
+      }
     }
     const limits = MODEL_LIMITS.filter((l) => l.applies(r))
     if (code === '00') {
@@ -173,7 +217,8 @@ export class Model {
     const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
     const nd: ModelDecision = {
       urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt,
-      answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl
+      answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl,
+      controlDays: [], control
     }
     if (code === '00') {
       (c as ModelCustomer).available -= r.debit
@@ -185,10 +230,71 @@ export class Model {
         list.push({ reference: r.reference, amount: r.debit, atMs: r.nowMs })
         nd.windows.push(w)
       }
+      if (r.debit > 0 && CONTROL_KIND_OF_CHANNEL.has(r.channel)) {
+        const day = this.dayKey(r)
+        this.dailyTotals.set(day, (this.dailyTotals.get(day) ?? 0) + r.debit)
+        nd.controlDays.push(day)
+      }
     }
     this.decisions.set(key, nd)
     this.forgotten.delete(key)
     return { ok: { code, reason, replayed: false } }
+  }
+
+  private dayKey (r: { urn: string, last4: string, channel: string, nowMs: number }): string {
+    return JSON.stringify([r.urn, r.last4, r.channel, localDayOf(r.nowMs)])
+  }
+
+  /** The card's control of the request's channel (the card's own fields over "enabled, no limit"). */
+  private controlOf (r: ModelAuth): ModelDecision['control'] {
+    if (!CONTROL_KIND_OF_CHANNEL.has(r.channel)) return null
+    const own = this.controls.get(k2(r.urn, r.last4))?.[r.channel as 'POS']
+    return {
+      enabled: own?.enabled ?? true,
+      perTransactionMax: own?.perTransactionMax ?? null,
+      dailyMax: own?.dailyMax ?? null,
+      totalBefore: this.dailyTotals.get(this.dayKey(r)) ?? 0
+    }
+  }
+
+  /** `amount` leaves the decision's daily totals; `left` is what it still counts in them */
+  private giveBackDaily (d: ModelDecision, amount: number, left: number): void {
+    for (const day of d.controlDays) {
+      const cur = this.dailyTotals.get(day) ?? 0
+      if (cur - amount <= 0) this.dailyTotals.delete(day)
+      else this.dailyTotals.set(day, cur - amount)
+    }
+    if (left === 0) d.controlDays = []
+  }
+
+  private cardOf (urn: string, last4: string): Expect<null> {
+    const c = this.customers.get(urn)
+    if (c === undefined) return { err: 'CUSTOMER_NOT_FOUND' }
+    if (!c.cards.has(last4)) return { err: 'CARD_NOT_FOUND' }
+    return { ok: null }
+  }
+
+  cardControls (urn: string, last4: string): Expect<ControlEntries> {
+    const card = this.cardOf(urn, last4)
+    if ('err' in card) return card
+    return { ok: canonControls(this.controls.get(k2(urn, last4)) ?? {}) }
+  }
+
+  patchCardControls (urn: string, last4: string, patch: ControlEntries): Expect<ControlEntries> {
+    const card = this.cardOf(urn, last4)
+    if ('err' in card) return card
+    const own = { ...(this.controls.get(k2(urn, last4)) ?? {}) }
+    for (const kind of CONTROL_ORDER) {
+      const p = patch[kind]
+      if (p === undefined) continue
+      const e: ControlEntry = { ...own[kind] }
+      if (p.enabled !== undefined) e.enabled = p.enabled
+      if (p.perTransactionMax !== undefined) e.perTransactionMax = p.perTransactionMax
+      if (p.dailyMax !== undefined) e.dailyMax = p.dailyMax
+      own[kind] = e
+    }
+    this.controls.set(k2(urn, last4), own)
+    return { ok: canonControls(own) }
   }
 
   private dropEntries (d: ModelDecision): void {
@@ -206,7 +312,7 @@ export class Model {
     if (d === undefined) {
       this.decisions.set(key, {
         urn, reference, last4, debit, code: '05', reason: 'deadline', attempt, answeredOnDeadline: true,
-        held: 0, released: 0, reversal: null, windows: [], atMs: nowMs, expiresAtMs: this.now() + RETENTION_MS
+        held: 0, released: 0, reversal: null, windows: [], atMs: nowMs, expiresAtMs: this.now() + RETENTION_MS, controlDays: [], control: null
       })
       this.forgotten.delete(key)
       return { ok: 'tombstoned' }
@@ -214,6 +320,7 @@ export class Model {
     if (d.attempt !== attempt || d.answeredOnDeadline) return { ok: 'untouched' }
     const c = this.customers.get(urn)
     if (c !== undefined) c.available += d.held
+    this.giveBackDaily(d, d.held, 0)
     d.released += d.held
     d.held = 0
     this.dropEntries(d)
@@ -239,6 +346,7 @@ export class Model {
     d.held -= amt
     d.released += amt
     d.reversal = { requested: amount, amount: amt }
+    this.giveBackDaily(d, amt, d.held)
     // the window keeps what is still held: a whole reversal takes the entry out
     for (const w of d.windows) {
       const e = (this.windows.get(w) ?? []).find((x) => x.reference === reference && x.atMs === d.atMs)

@@ -3,9 +3,10 @@
 import type { AuthRequest } from '../../../src/decision/request.js'
 import type { CardStatus, CustomerStatus } from '../../../src/store/types.js'
 import { intBetween, pick } from '../../../src/sim/prng.js'
-import { adminCall, platformSend, runJob, runLoad, runTransfer, type LoadJob, type OpEnv, type RecentAuth, type TransferJob } from './clients.js'
+import type { ControlEntries, ControlEntry } from '../../../src/controls/types.js'
+import { adminCall, platformSend, runJob, runLoad, runTransfer, runUnload, type LoadJob, type OpEnv, type RecentAuth, type TransferJob, type UnloadJob } from './clients.js'
 import type { ModelAuth } from './model.js'
-import type { OpKind } from './options.js'
+import { enabled, type OpKind } from './options.js'
 import { CHANNELS, newReference, pickCustomer, pickLast4 } from './world.js'
 
 export interface OpSpec {
@@ -195,6 +196,42 @@ export const OPS: OpSpec[] = [
       env.jobs.push(job)
       await runTransfer(env, job, JOB_TRIES)
       if (job.phase === 'send') env.parked.push(job)
+    }
+  },
+  {
+    kind: 'unload',
+    weight: 5,
+    run: async (env) => {
+      const rnd = env.sim.rnd
+      const urn = pickCustomer(rnd, env.world).urn
+      // a clientTxnId a transfer used: the platform knows one id space for both
+      const transfer = enabled(env.sim.opts, 'shared-txn-ids') && rnd() < 0.05 ? env.jobs.find((j) => j.kind === 'transfer' && rnd() < 0.1 && !env.jobs.some((u) => u.kind === 'unload' && u.id === j.id)) : undefined
+      const id = transfer !== undefined && transfer.kind === 'transfer' ? transfer.id : `UL:${env.seq()}`
+      const job: UnloadJob = { kind: 'unload', id, urn, amount: intBetween(rnd, 1, 6_000), fee: rnd() < 0.5 ? 0 : intBetween(rnd, 1, 50), phase: 'send', last: null }
+      env.jobs.push(job)
+      await runUnload(env, job, JOB_TRIES)
+      if (job.phase === 'send') env.parked.push(job)
+    }
+  },
+  {
+    kind: 'card-controls',
+    weight: 3,
+    run: async (env) => {
+      const rnd = env.sim.rnd
+      const c = pickCustomer(rnd, env.world)
+      if (c.cards.length === 0) return
+      const last4 = pick(rnd, c.cards)
+      const patch: ControlEntries = {}
+      for (const kind of ['POS', 'ATM', 'ECOM', 'POS-Contactless'] as const) {
+        if (rnd() < 0.5) continue
+        const e: ControlEntry = {}
+        if (rnd() < 0.5) e.enabled = rnd() < 0.75
+        if (rnd() < 0.4) e.perTransactionMax = rnd() < 0.3 ? null : intBetween(rnd, 500, 5_000)
+        if (rnd() < 0.6) e.dailyMax = rnd() < 0.3 ? null : intBetween(rnd, 1_000, 15_000)
+        patch[kind] = e
+      }
+      await adminCall(env, async (p) => await p.store.patchCardControls(c.urn, last4, patch))
+      if (rnd() < 0.2) await adminCall(env, async (p) => await p.store.getCardControls(c.urn, last4))
     }
   },
   {

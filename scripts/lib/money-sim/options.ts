@@ -4,7 +4,7 @@
 
 export const OP_KINDS = [
   'auth', 'auth-repeat', 'auth-concurrent', 'auth-conflict', 'reverse', 'credit', 'debit', 'customer-status',
-  'card-status', 'load', 'transfer', 'resume', 'bad-amount', 'time-jump'
+  'card-status', 'card-controls', 'load', 'transfer', 'unload', 'resume', 'bad-amount', 'time-jump'
 ] as const
 export type OpKind = typeof OP_KINDS[number]
 
@@ -16,6 +16,8 @@ export const FAULT_KINDS = [
   'record-not-sent', 'record-lost-reply',
   'gateway-timeout', 'gateway-500', 'gateway-garbage', 'gateway-lost', 'gateway-not-sent', 'gateway-stall',
   'prepaid-timeout', 'prepaid-500', 'prepaid-garbage', 'prepaid-lost', 'prepaid-not-sent', 'prepaid-stall',
+  /** fundTransfer (or Unload) answered; Decrypt's answer is lost, or unreadable */
+  'prepaid-decrypt-lost', 'prepaid-decrypt-garbage',
   'kill',
   /** a kill while a deadline compensation is still waiting to reach the store */
   'kill-compensating'
@@ -23,7 +25,11 @@ export const FAULT_KINDS = [
 export type FaultKind = typeof FAULT_KINDS[number]
 
 /** Parts of the generated world that can be switched off like a kind. */
-export const WORLD_FEATURES = ['colliding-keys'] as const
+export const WORLD_FEATURES = [
+  'colliding-keys',
+  /** an unload now and then carries a clientTxnId a transfer used: one id space on the platform, two here */
+  'shared-txn-ids'
+] as const
 export type WorldFeature = typeof WORLD_FEATURES[number]
 
 export type StoreKind = 'memory' | 'redis' | 'cluster'

@@ -12,11 +12,12 @@ import type { AuthRequest } from '../../../src/decision/request.js'
 import { authRequestSchema } from '../../../src/http/auth-schema.js'
 import { LoadService } from '../../../src/lifecycle/loads.js'
 import { TransferService } from '../../../src/lifecycle/transfers.js'
+import { UnloadService } from '../../../src/lifecycle/unloads.js'
 import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
-import type { ModelAuth } from './model.js'
+import { SIM_TIMEZONE, type ModelAuth } from './model.js'
 
 /** The platform's deadline for an answer (the contract's 2000 ms). */
 export const DEADLINE_MS = 2000
@@ -30,6 +31,7 @@ export class SimProcess {
   readonly compensator: Compensator
   readonly loads: LoadService
   readonly transfers: TransferService
+  readonly unloads: UnloadService
   private readonly deps: DecisionDeps
   private readonly died: Promise<null>
   private markDead: () => void = () => {}
@@ -49,9 +51,11 @@ export class SimProcess {
       clearTimeout: (handle) => { (handle as { cancelled: boolean }).cancelled = true }
     }
     this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
-    this.deps = { store: this.store, rules: () => rules, timezone: 'UTC', clock: sim.clock.now, compensator: this.compensator }
+    this.deps = { store: this.store, rules: () => rules, timezone: SIM_TIMEZONE, clock: sim.clock.now, compensator: this.compensator }
     this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now)
-    this.transfers = new TransferService(this.store, fakePrepaid(sim, this, books), sim.clock.now)
+    const prepaid = fakePrepaid(sim, this, books)
+    this.transfers = new TransferService(this.store, prepaid, sim.clock.now)
+    this.unloads = new UnloadService(this.store, prepaid, sim.clock.now)
   }
 
   /** Resolves with the call's result, or null when the process died before it answered. */
