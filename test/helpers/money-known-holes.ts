@@ -4,11 +4,8 @@
 // everything on.
 export const KNOWN_HOLES: Readonly<Record<string, string>> = Object.freeze({
   'store-not-sent-repeat': 'a repeat of an approved reference that fails before reaching the store is answered 05, and the first attempt\'s hold stays',
-  'gateway-garbage': 'an unreadable authorize answer is FAILED retryable:false: the card may be charged and the load is never completed',
-  'prepaid-garbage': 'an unreadable fundTransfer answer is FAILED retryable:false: the sender stays held whatever the platform did',
-  'time-jump': 'a load (or transfer) repeated after DECISION_RETENTION_DAYS credits again: its credit reference has expired while its record (30 days) still says AUTHORIZED',
-  'prepaid-stall': 'a transfer whose platform call outlives its lock meets a second caller; the later one overwrites the settled record with FAILED held (moved or declined alike), telling an operator to release or complete money already settled',
-  transfer: 'a transfer gives the hold back, then fails to record it (a store error or a kill between the two): the repeat credits the receiver with the sender never debited'
+  'prepaid-stall': 'a transfer or unload whose platform call outlives its lock meets a second caller, whose repeat is refused as 1054; the first caller settles the hold, then the second overwrites the settled record with FAILED held, telling an operator to release or complete money already settled',
+  'shared-txn-ids': 'an unload may take a clientTxnId a transfer used (records are kept apart by kind, the platform has one id space): the platform refuses it as 1054, and the unload stays held for reconciliation although the platform never took it'
 })
 
 export const CI_OFF: readonly string[] = Object.keys(KNOWN_HOLES)

@@ -37,6 +37,6 @@ export async function simulate (t: Test, opts: SimOptions, makeStore: (clock: ()
 export function assertCoverage (t: Test, r: SimResult, opts: SimOptions, expectOps: readonly string[], expectFaults: readonly string[]): void {
   for (const k of expectOps.filter((k) => !opts.off.has(k))) t.ok((r.counts.ops[k] ?? 0) > 0, `operation ${k} ran`)
   // a party's faults need the operations that call it
-  const reachable = (k: string): boolean => !(k.startsWith('prepaid-') && opts.off.has('transfer')) && !(k.startsWith('gateway-') && opts.off.has('load'))
+  const reachable = (k: string): boolean => !(k.startsWith('prepaid-') && opts.off.has('transfer') && opts.off.has('unload')) && !(k.startsWith('gateway-') && opts.off.has('load'))
   for (const k of expectFaults.filter((k) => !opts.off.has(k) && reachable(k))) t.ok((r.counts.faults[k] ?? 0) > 0, `fault ${k} injected`)
 }

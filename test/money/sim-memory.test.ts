@@ -19,6 +19,8 @@ t.test('the same seed replays the same run', async (t) => {
   const a = await simulate(t, opts, memoryStore())
   const b = await simulate(t, opts, memoryStore())
   t.ok((a.trace ?? []).length > 1000, 'the run made calls')
+  t.same(a.violations, [], 'no invariant failed')
+  t.equal(a.stepsRun, opts.steps, 'every step ran')
   t.same(b.trace, a.trace, 'every call, fault and kill again, in the same order')
 })
 

@@ -33,7 +33,7 @@ export interface SimResult {
   store: string
   stepsRun: number
   counts: Counts & { kills: number }
-  /** transfers the platform took whose answer was lost: held, waiting for an operator (README) */
+  /** loads, transfers and unloads left to an operator with a reconcile note (README) */
   reconcile: number
   violations: Violation[]
   elapsedMs: number

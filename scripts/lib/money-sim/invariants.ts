@@ -109,17 +109,9 @@ export function checkReplay (sim: SimContext, key: string, before: Delivered | u
   if (now.code !== before.code) sim.violation('replay-returns-first-answer', `${key}: answered ${before.code} (step ${before.step}), the repeat ${now.code}`)
 }
 
-/** The net debit of a held move's holds, numbered from 1 (a hold given back and taken again is the next number). */
+/** The net debit of a held move's holds (a hold given back and taken again is the next number). */
 function heldNet (m: Model, kind: 'transfer' | 'unload', urn: string, id: string): number {
-  let n = 0
-  for (let seq = 1, misses = 0; misses < 3; seq++) {
-    const taken = m.movedBy(urn, 'debit', `${kind}:${id}:hold:${seq}`)
-    const given = m.movedBy(urn, 'credit', `${kind}:${id}:release:${seq}`)
-    if (taken === 0 && given === 0) { misses++; continue }
-    misses = 0
-    n += taken - given
-  }
-  return n
+  return m.heldNet(urn, kind, id)
 }
 
 function recordState (rec: HeldMoveRecord | null): string {
@@ -166,7 +158,9 @@ async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<
   const rec = await sim.store.getLifecycle<LoadRecord>('load', job.ref)
   if (credited !== undefined && (!charged || credited !== job.amount)) sim.violation('lifecycle-agrees', `load ${job.ref}: credited ${credited} but the card charged: ${charged}`)
   if (rec?.status === 'LOADED' && credited === undefined) sim.violation('lifecycle-agrees', `load ${job.ref} LOADED without its credit`)
-  if (rec?.status === 'FAILED' && rec.reconcile !== undefined) { env.reconcile.add(`load:${job.ref}`); return }
+  // left to an operator (the README's reconcile note), while the record says so or after it expired
+  const note = rec !== null ? (rec.status === 'FAILED' ? rec.reconcile : undefined) : (job.phase === 'gave-up' ? (job.last as { reconcile?: string } | null)?.reconcile : undefined)
+  if (note !== undefined) { env.reconcile.add(`load:${job.ref}`); return }
   if (job.phase === 'gave-up' && charged && credited === undefined) {
     sim.violation('charged-card-credited', `load ${job.ref}: the card was charged ${job.amount}, and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat; it is never credited`)
   }

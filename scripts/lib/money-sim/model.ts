@@ -142,6 +142,8 @@ export class Model {
   readonly forgotten = new Set<string>()
   /** every credit and debit ever applied, by [urn, kind, reference]: the money moved, kept past retention */
   readonly moved = new Map<string, number>()
+  /** the net debit of each held move's hold and release references, by [urn, kind, id] */
+  private readonly holds = new Map<string, number>()
   /** each card's own control entries, by [urn, last4] */
   readonly controls = new Map<string, ControlEntries>()
   /** the controls' daily totals of approved, unreleased debits, by [urn, last4, kind, local day] */
@@ -368,6 +370,11 @@ export class Model {
     c.available += kind === 'credit' ? amount : -amount
     this.moneyOps.set(key, { amount, expiresAtMs: this.now() + RETENTION_MS })
     this.moved.set(key, (this.moved.get(key) ?? 0) + amount)
+    const hold = /^(transfer|unload):(.*):(hold|release):\d+$/.exec(reference)
+    if (hold !== null && (hold[3] === 'hold') === (kind === 'debit')) {
+      const h = JSON.stringify([urn, hold[1], hold[2]])
+      this.holds.set(h, (this.holds.get(h) ?? 0) + (kind === 'debit' ? amount : -amount))
+    }
     return { ok: { replayed: false, available: c.available } }
   }
 
@@ -391,6 +398,11 @@ export class Model {
   }
 
   /** What credits or debits with this reference ever moved for the customer (0 if none). */
+  /** the net debit of every reference of a held move (`<kind>:<id>:hold:<n>` less `<kind>:<id>:release:<n>`) */
+  heldNet (urn: string, kind: 'transfer' | 'unload', id: string): number {
+    return this.holds.get(JSON.stringify([urn, kind, id])) ?? 0
+  }
+
   movedBy (urn: string, kind: 'credit' | 'debit', reference: string): number {
     return this.moved.get(JSON.stringify([urn, kind, reference])) ?? 0
   }
