@@ -40,3 +40,20 @@ t.test('the simulation fails a store that credits a repeated reference again', a
   t.equal(r.violations.length, 1, 'the run stopped at the first violation')
   t.match(r.violations[0], { invariant: 'store-agrees-with-model', detail: /^credit / })
 })
+
+t.test('the simulation fails a store that forgets the card controls', async (t) => {
+  // a planted bug: authorizations decided without the controls a PATCH set
+  class NoControls extends MemoryStore {
+    override async authorize (input: Parameters<MemoryStore['authorize']>[0]): ReturnType<MemoryStore['authorize']> {
+      const { controls: _controls, ...rest } = input
+      return await super.authorize(rest)
+    }
+  }
+  const opts = ciOptions({ store: 'memory', seed: 5, steps: 5_000 })
+  const r = await simulate(t, opts, async (clock) => {
+    const store = new NoControls({ clock })
+    return { store, prefix: '', close: async () => { await store.close() } }
+  })
+  t.equal(r.violations.length, 1, 'the run stopped at the first violation')
+  t.match(r.violations[0], { invariant: 'store-agrees-with-model', detail: /^authorize .*expected .*"reason":"control_(off|limit)"/ })
+})
