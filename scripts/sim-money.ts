@@ -1,10 +1,10 @@
-// npm run sim:money -- [--steps N] [--seed S] [--store memory|redis|cluster] [--off kind,kind] [--all]
+// npm run sim:money -- [--steps N] [--seed S] [--store memory|redis|cluster] [--off kind,kind] [--only kind,kind] [--all]
 // The deterministic simulation of the money flows (docs/development/money.md). Prints its seed; the same
 // seed, steps and switches replay a run exactly. Progress goes to stderr, the summary to stdout; the exit
 // status is 1 when an invariant failed.
 import { parseArgs } from 'node:util'
 import { runSimulation } from './lib/money-sim/engine.js'
-import { optionsFromEnv, parseOff, type StoreKind } from './lib/money-sim/options.js'
+import { FAULT_KINDS, OP_KINDS, WORLD_FEATURES, optionsFromEnv, parseOff, type StoreKind } from './lib/money-sim/options.js'
 import { memoryStore, redisStore } from './lib/money-sim/stores.js'
 import { summarize } from './lib/money-sim/summary.js'
 
@@ -14,6 +14,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     store: { type: 'string' },
     off: { type: 'string' },
+    /** every kind left out but these (a finding narrowed to its cause) */
+    only: { type: 'string' },
     'redis-url': { type: 'string' },
     'fault-rate': { type: 'string' },
     'kill-rate': { type: 'string' },
@@ -29,8 +31,10 @@ if (values.seed !== undefined) env.SIM_SEED = values.seed
 if (values.store !== undefined) env.SIM_STORE = values.store
 if (values['fault-rate'] !== undefined) env.SIM_FAULT_RATE = values['fault-rate']
 if (values['kill-rate'] !== undefined) env.SIM_KILL_RATE = values['kill-rate']
+const only = values.only === undefined ? null : parseOff(values.only)
+const off = only === null ? parseOff(values.off) : new Set([...OP_KINDS, ...FAULT_KINDS, ...WORLD_FEATURES].filter((k) => !only.has(k)))
 const opts = optionsFromEnv(env, {
-  off: parseOff(values.off),
+  off,
   stopOnViolation: values.all !== true,
   trace: values.trace !== undefined,
   progress: (line) => { process.stderr.write(line + '\n') },
