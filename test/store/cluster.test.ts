@@ -1,14 +1,10 @@
 // The store contract on a real Redis Cluster of three masters started by the test: every script must keep
 // to one slot (a key outside it fails with CROSSSLOT), and the client must follow the cluster's redirects.
 import t from 'tap'
-import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
+import { startCluster } from '../helpers/cluster.js'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
-import { freePort, uniquePrefix } from '../helpers/redis.js'
+import { uniquePrefix } from '../helpers/redis.js'
 import { storeContract, authInput, urnFor } from './contract.js'
 import { keySlot } from '../helpers/key-slot.js'
 import { seededRandom } from '../../src/sim/prng.js'
@@ -19,46 +15,6 @@ import { RedisOutbox } from '../../src/events/outbox.js'
 import { Relay } from '../../src/events/relay.js'
 import { createWebhookSender } from '../../src/events/webhook.js'
 import { createEventMetrics } from '../../src/events/metrics.js'
-
-const run = promisify(execFile)
-
-async function waitFor (check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
-async function startCluster (t: { teardown: (fn: () => unknown) => void }): Promise<Array<{ host: string, port: number }>> {
-  const dir = await mkdtemp(join(tmpdir(), 'extauth-cluster-'))
-  const procs: ChildProcess[] = []
-  const nodes: Array<{ host: string, port: number }> = []
-  t.teardown(async () => {
-    for (const p of procs) p.kill('SIGKILL')
-    await rm(dir, { recursive: true, force: true })
-  })
-  for (let i = 0; i < 3; i++) {
-    const port = await freePort()
-    procs.push(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-      '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' }))
-    nodes.push({ host: '127.0.0.1', port })
-  }
-  for (const n of nodes) {
-    await waitFor(async () => {
-      const r = new Redis({ ...n, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
-      r.on('error', () => {})
-      try { await r.connect(); return await r.ping() === 'PONG' } finally { r.disconnect() }
-    }, 5000, `redis-server ${n.port}`)
-  }
-  await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'])
-  await waitFor(async () => {
-    const r = new Redis({ ...nodes[0], lazyConnect: true, retryStrategy: () => null })
-    r.on('error', () => {})
-    try { await r.connect(); return String(await r.call('CLUSTER', 'INFO')).includes('cluster_state:ok') } finally { r.disconnect() }
-  }, 10_000, 'cluster_state:ok')
-  return nodes
-}
 
 t.test('on a three-master Redis Cluster', async (t) => {
   const nodes = await startCluster(t)
