@@ -5,7 +5,7 @@ import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, StoreRejection } from '.
 import type { ControlEntries } from '../../../src/controls/types.js'
 import type {
   AbandonInput, AbandonOutcome, AuthorizeInput, AuthorizeResult, CardStatus, Customer, CustomerStatus, DecisionRecord,
-  LifecycleKind, MoneyOpResult, ReversalResult, Store
+  LifecycleKind, MoneyEvent, MoneyOpResult, ReversalResult, Store
 } from '../../../src/store/types.js'
 import { refKey, type ProcessHandle, type SimContext } from './context.js'
 import { canonControls, type Expect } from './model.js'
@@ -136,7 +136,7 @@ export class FaultyStore implements Store {
       const info = sim.attempts.get(input.attempt)
       sim.touchedUrns.add(input.urn)
       sim.touchedRefs.add(refKey(input.urn, input.reference))
-      this.compare('abandon', args, sim.model.abandon(input.urn, input.reference, input.attempt, input.last4, info?.auth.debit ?? 0, input.arrivedAtMs), out, (r: AbandonOutcome) => r)
+      this.compare('abandon', args, sim.model.abandon(input.urn, input.reference, input.attempt, input.last4, info?.auth.debit ?? 0, input.arrivedAtMs, input.tombstone !== false), out, (r: AbandonOutcome) => r)
     }, STORE_FAULTS)
   }
 
@@ -165,21 +165,21 @@ export class FaultyStore implements Store {
     }, STORE_FAULTS)
   }
 
-  private async money (kind: 'credit' | 'debit', urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
+  private async money (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
     const sim = this.sim
     const args = { urn, amount, ref: reference }
-    return await this.call(kind, args, async () => await sim.store[kind](urn, amount, reference), (out) => {
+    return await this.call(kind, args, async () => await sim.store[kind](urn, amount, reference, event), (out) => {
       sim.touchedUrns.add(urn)
       this.compare(kind, args, sim.model.money(kind, urn, amount, reference), out, (r: MoneyOpResult) => ({ replayed: r.replayed, available: r.available }))
     }, STORE_FAULTS)
   }
 
-  async credit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
-    return await this.money('credit', urn, amount, reference)
+  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+    return await this.money('credit', urn, amount, reference, event)
   }
 
-  async debit (urn: string, amount: number, reference: string): Promise<MoneyOpResult> {
-    return await this.money('debit', urn, amount, reference)
+  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+    return await this.money('debit', urn, amount, reference, event)
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
@@ -209,8 +209,16 @@ export class FaultyStore implements Store {
     return await this.call('getLifecycle', { kind, id }, async () => await this.sim.store.getLifecycle<T>(kind, id), () => {}, STORE_FAULTS)
   }
 
-  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<void> {
-    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value) }, () => {}, RECORD_FAULTS)
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void> {
+    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value, expectedRev) }, () => {}, RECORD_FAULTS)
+  }
+
+  async renewLifecycleLock (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
+    return await this.call('renewLifecycleLock', { kind, id }, async () => {
+      const held = await this.sim.store.renewLifecycleLock(kind, id, ttlMs, owner)
+      if (held) this.sim.lockTaken(kind, id, ttlMs)
+      return held
+    }, () => {}, STORE_FAULTS)
   }
 
   async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {

@@ -87,11 +87,13 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
   const last = answers[answers.length - 1]
   if (last === undefined) return
   const approved = d !== undefined && d.code === '00'
-  if (last.code === '00' && !approved) {
+  // attempts answered at the same instant (concurrent duplicates) raced: the platform may act on either
+  const raced = answers.filter((a) => a.atMs === last.atMs)
+  if (last.code === '00' && !approved && !raced.some((a) => a.code !== '00')) {
     sim.violation('every-00-held-once', `${key} answered 00 (step ${last.step}) but the model decision is ${d === undefined ? 'absent' : `${d.code} ${d.reason}`}`)
   }
   // a reversal may have given the money back already; what must not be is money still held for a 05
-  if (last.code !== '00' && approved && d.held > 0) {
+  if (last.code !== '00' && approved && d.held > 0 && !raced.some((a) => a.code === '00')) {
     sim.violation('every-05-holds-nothing', `${key} last answered ${last.code} via ${last.via} (step ${last.step}) but ${d.held} is held (attempts: ${answers.map((a) => `${a.code}/${a.via}@${a.step}`).join(' ')})`)
   }
   if (approved && d.held + d.released !== d.debit) sim.violation('every-00-held-once', `${key}: held ${d.held} + released ${d.released} != debit ${d.debit}`)

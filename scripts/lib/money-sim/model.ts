@@ -103,6 +103,8 @@ export interface ModelDecision {
   code: string
   reason: string
   attempt: string
+  /** arrival of the attempt that owns the decision: the platform acts on its latest attempt's answer */
+  attemptAtMs: number
   answeredOnDeadline: boolean
   held: number
   released: number
@@ -188,7 +190,8 @@ export class Model {
     const d = this.decision(r.urn, r.reference)
     if (d !== undefined) {
       if (d.debit !== r.debit || d.last4 !== r.last4) return { ok: { code: '05', reason: 'conflict', replayed: false } }
-      if (!d.answeredOnDeadline) d.attempt = attempt
+      // a later (or simultaneous) attempt answering with the decision owns it; an earlier one arriving late does not
+      if (!d.answeredOnDeadline && r.nowMs >= d.attemptAtMs) { d.attempt = attempt; d.attemptAtMs = r.nowMs }
       return { ok: { code: d.code, reason: d.reason, replayed: true } }
     }
     let code = '00'
@@ -218,7 +221,7 @@ export class Model {
     if (storeLate) { code = '05'; reason = 'deadline' }
     const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
     const nd: ModelDecision = {
-      urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt,
+      urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt, attemptAtMs: r.nowMs,
       answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl,
       controlDays: [], control
     }
@@ -308,18 +311,26 @@ export class Model {
     d.windows = []
   }
 
-  abandon (urn: string, reference: string, attempt: string, last4: string, debit: number, nowMs: number): Expect<string> {
+  abandon (urn: string, reference: string, attempt: string, last4: string, debit: number, nowMs: number, tombstone = true): Expect<string> {
     const key = k2(urn, reference)
     const d = this.decision(urn, reference)
     if (d === undefined) {
+      // an attempt that surely never reached the store only releases; it leaves nothing behind
+      if (!tombstone) return { ok: 'untouched' }
       this.decisions.set(key, {
-        urn, reference, last4, debit, code: '05', reason: 'deadline', attempt, answeredOnDeadline: true,
+        urn, reference, last4, debit, code: '05', reason: 'deadline', attempt, attemptAtMs: nowMs, answeredOnDeadline: true,
         held: 0, released: 0, reversal: null, windows: [], atMs: nowMs, expiresAtMs: this.now() + RETENTION_MS, controlDays: [], control: null
       })
       this.forgotten.delete(key)
       return { ok: 'tombstoned' }
     }
-    if (d.attempt !== attempt || d.answeredOnDeadline) return { ok: 'untouched' }
+    if (d.answeredOnDeadline) return { ok: 'untouched' }
+    if (d.attempt !== attempt) {
+      // a strictly later attempt at the same transaction answered 05: the platform heard that last
+      if (d.debit !== debit || d.last4 !== last4 || nowMs <= d.attemptAtMs) return { ok: 'untouched' }
+      d.attempt = attempt
+      d.attemptAtMs = nowMs
+    }
     const c = this.customers.get(urn)
     if (c !== undefined) c.available += d.held
     this.giveBackDaily(d, d.held, 0)
