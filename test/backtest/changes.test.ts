@@ -9,7 +9,7 @@ import { runBacktest } from '../../src/backtest/engine.js'
 import { loadRuleSet } from '../../src/rules/load.js'
 import type { CompiledRuleSet } from '../../src/rules/types.js'
 import { main } from '../../src/cli.js'
-import { defaultRulesDir, editedRules, entry, memorySource, tempDir, writeNdjson } from './helpers.js'
+import { defaultRulesDir, editedRules, entry, memorySource, tempDir, writeNdjson, rng } from './helpers.js'
 
 const TZ = 'Asia/Kolkata'
 const OFFSET_MS = 5.5 * 3600_000
@@ -21,15 +21,6 @@ const GAMBLING = new Set(['7995', '7800', '7801', '7802'])
 
 const localDay = (ms: number): string => new Date(ms + OFFSET_MS).toISOString().slice(0, 10)
 
-function rng (seed: number): (n: number) => number {
-  let a = seed >>> 0
-  return (n) => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), a | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * n)
-  }
-}
 
 interface Txn { at: number, urn: string, last4: string, channel: string, mcc: string, debit: number, blocked: boolean, lowFunds: boolean, ref: string }
 

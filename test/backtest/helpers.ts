@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { JournalEntry } from '../../src/domain/journal.js'
 import type { BacktestSource } from '../../src/backtest/ndjson-source.js'
+import { seededRandom } from '../../src/sim/prng.js'
 
 export const root = fileURLToPath(new URL('../../', import.meta.url))
 export const defaultRulesDir = join(root, 'rules')
@@ -73,4 +74,10 @@ export function memorySource (entries: readonly JournalEntry[]): BacktestSource 
 
 export async function writeNdjson (path: string, entries: readonly JournalEntry[]): Promise<void> {
   await writeFile(path, entries.map(e => JSON.stringify(e) + '\n').join(''))
+}
+
+/** A seeded integer in [0, n) (the project's one PRNG: src/sim/prng.ts). */
+export function rng (seed: number): (n: number) => number {
+  const next = seededRandom(seed)
+  return (n) => Math.floor(next() * n)
 }

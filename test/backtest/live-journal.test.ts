@@ -13,20 +13,11 @@ import { runBacktest } from '../../src/backtest/engine.js'
 import { loadRuleSet } from '../../src/rules/load.js'
 import { main } from '../../src/cli.js'
 import { MemoryJournal } from '../../src/journal/source.js'
-import { defaultRulesDir, editedRules, memorySource, tempDir, writeNdjson } from './helpers.js'
+import { defaultRulesDir, editedRules, memorySource, tempDir, writeNdjson, rng } from './helpers.js'
 
 const TZ = 'Asia/Kolkata'
 const START = Date.UTC(2026, 10, 16, 2)
 
-function rng (seed: number): (n: number) => number {
-  let a = seed >>> 0
-  return (n) => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), a | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * n)
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Stand-in for the decision journal's export: builds a JournalEntry from the stored decision record plus what the

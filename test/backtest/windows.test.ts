@@ -2,16 +2,8 @@
 // random traffic with some entries out of order; and the card controls' daily totals.
 import t from 'tap'
 import { DailyTotals, ReplayWindow } from '../../src/backtest/windows.js'
+import { rng } from './helpers.js'
 
-function rng (seed: number): (n: number) => number {
-  let a = seed >>> 0
-  return (n) => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), a | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * n)
-  }
-}
 
 t.test('rolling window: the running totals equal the sum over the entries in the window', async t => {
   for (const seed of [1, 2, 3]) {
