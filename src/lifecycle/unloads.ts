@@ -6,28 +6,11 @@ import type { Store } from '../store/types.js'
 import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, LifecycleConflict, LifecycleNotFound } from './outcome.js'
 
-export interface UnloadRequest {
-  clientTxnId: string
+/** The card-lifecycle call: the platform's Unload fields, for a customer of ours (`urn`). */
+export type UnloadRequest = Omit<UnloadInput, 'customerId' | 'requestDateTime'> & {
   urn: string
-  /** the sub-wallet */
-  accountNumber: string
-  /** minor units */
-  amount: number
-  /** minor units, collected on top of the amount */
-  fee: number
-  receiver: string
-  /** 0 wallet, 1 account */
-  sourceType: number
-  fundFlowType: string
-  implId: string
-  implType: string
-  beneficiaryId: number
   /** default: the customer's customerId in the store */
   customerId?: string
-  customerMobile?: string
-  reservedField1?: Record<string, unknown>
-  /** the spec's further optional fields, under the names agreed with the operator */
-  extra?: Record<string, unknown>
 }
 
 export interface UnloadRecord extends HeldMoveRecord {

@@ -124,13 +124,16 @@ export async function runLoad (env: OpEnv, job: LoadJob, tries: number): Promise
   }
 }
 
-export async function runTransfer (env: OpEnv, job: TransferJob, tries: number): Promise<void> {
+/**
+ * A held move (transfer or unload) as a client makes it: the same values on every repeat, until the call
+ * is done, given up, or out of tries.
+ */
+async function runHeldMove<A extends LifecycleAnswer> (env: OpEnv, job: TransferJob | UnloadJob, tries: number,
+  call: (p: ReturnType<OpEnv['proc']>) => Promise<A>, doneStatus: string): Promise<void> {
   env.touchedJobs.add(job)
   for (let i = 0; i < tries && job.phase === 'send'; i++) {
     const p = env.proc()
-    const out = await p.answerOrDeath(p.transfers.transfer({
-      clientTxnId: job.id, fromUrn: job.fromUrn, toUrn: job.toUrn, fromAccountNumber: '100001', toAccountNumber: '100002', amount: job.amount
-    }))
+    const out = await p.answerOrDeath(call(p))
     if (out === null) continue
     if ('error' in out) {
       if (isInProgress(out.error)) await env.waitOutLocks()
@@ -138,30 +141,24 @@ export async function runTransfer (env: OpEnv, job: TransferJob, tries: number):
       continue
     }
     job.last = out.value
-    if (out.value.status === 'TRANSFERRED' || out.value.status === 'DECLINED') job.phase = 'done'
+    if (out.value.status === doneStatus || out.value.status === 'DECLINED') job.phase = 'done'
     else if (out.value.status === 'FAILED' && out.value.retryable !== true) job.phase = 'gave-up'
   }
 }
 
-/** POST /v1/unloads as a client makes it: the same values on every repeat. */
+/** POST /v1/transfers as a client makes it. */
+export async function runTransfer (env: OpEnv, job: TransferJob, tries: number): Promise<void> {
+  await runHeldMove(env, job, tries, async (p) => await p.transfers.transfer({
+    clientTxnId: job.id, fromUrn: job.fromUrn, toUrn: job.toUrn, fromAccountNumber: '100001', toAccountNumber: '100002', amount: job.amount
+  }), 'TRANSFERRED')
+}
+
+/** POST /v1/unloads as a client makes it. */
 export async function runUnload (env: OpEnv, job: UnloadJob, tries: number): Promise<void> {
-  env.touchedJobs.add(job)
-  for (let i = 0; i < tries && job.phase === 'send'; i++) {
-    const p = env.proc()
-    const out = await p.answerOrDeath(p.unloads.unload({
-      clientTxnId: job.id, urn: job.urn, customerId: customerIdOf(job.urn), accountNumber: '100001', amount: job.amount, fee: job.fee,
-      receiver: 'A B', sourceType: 0, fundFlowType: 'WALLET_TO_BANK', implId: 'IMPL1', implType: 'BANK', beneficiaryId: 7
-    }))
-    if (out === null) continue
-    if ('error' in out) {
-      if (isInProgress(out.error)) await env.waitOutLocks()
-      else if (isFinalError(out.error)) job.phase = 'done'
-      continue
-    }
-    job.last = out.value
-    if (out.value.status === 'UNLOADED' || out.value.status === 'DECLINED') job.phase = 'done'
-    else if (out.value.status === 'FAILED' && out.value.retryable !== true) job.phase = 'gave-up'
-  }
+  await runHeldMove(env, job, tries, async (p) => await p.unloads.unload({
+    clientTxnId: job.id, urn: job.urn, customerId: customerIdOf(job.urn), accountNumber: '100001', amount: job.amount, fee: job.fee,
+    receiver: 'A B', sourceType: 0, fundFlowType: 'WALLET_TO_BANK', implId: 'IMPL1', implType: 'BANK', beneficiaryId: 7
+  }), 'UNLOADED')
 }
 
 export async function runJob (env: OpEnv, job: Job, tries: number): Promise<void> {
