@@ -53,14 +53,7 @@ export class WalletBook {
 
   /** The plaintext answer to a decrypted transfer request. */
   transfer (req: Body, ctx: { clientId: string, bankId: string, responseDateTime: string }): Body {
-    const base: Body = {
-      messageCode: req.messageCode,
-      clientTxnId: req.clientTxnId,
-      clientId: ctx.clientId,
-      bankId: Number(ctx.bankId),
-      responseDateTime: ctx.responseDateTime
-    }
-    const refuse = (code: string): Body => ({ ...base, responseCode: code, responseMessage: walletCodeDescription(code) })
+    const { base, refuse } = answerFrame(req, ctx)
 
     if (req.messageCode === undefined || req.messageCode === null || String(req.messageCode).trim() === '') return refuse('303193')
     if (typeof req.clientTxnId !== 'string' || req.clientTxnId === '' || req.clientTxnId.length > 100) return refuse('1093')
@@ -113,14 +106,7 @@ export class WalletBook {
   }
   /** The plaintext answer to a decrypted Unload request: the wallet pays amount + fee. */
   unload (req: Body, ctx: { clientId: string, bankId: string, responseDateTime: string }): Body {
-    const base: Body = {
-      messageCode: req.messageCode,
-      clientTxnId: req.clientTxnId,
-      clientId: ctx.clientId,
-      bankId: Number(ctx.bankId),
-      responseDateTime: ctx.responseDateTime
-    }
-    const refuse = (code: string): Body => ({ ...base, responseCode: code, responseMessage: walletCodeDescription(code) })
+    const { base, refuse } = answerFrame(req, ctx)
     const text = (x: unknown): x is string => typeof x === 'string' && x !== ''
     const int = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x)
 
@@ -179,4 +165,16 @@ function leg (v: unknown): Leg | undefined {
   if (customerId !== undefined) out.customerId = customerId
   if (accountNumber !== undefined) out.accountNumber = accountNumber
   return out
+}
+
+/** What every wallet answer carries, and a refusal with a wallet code. */
+function answerFrame (req: Body, ctx: { clientId: string, bankId: string, responseDateTime: string }): { base: Body, refuse: (code: string) => Body } {
+  const base: Body = {
+    messageCode: req.messageCode,
+    clientTxnId: req.clientTxnId,
+    clientId: ctx.clientId,
+    bankId: Number(ctx.bankId),
+    responseDateTime: ctx.responseDateTime
+  }
+  return { base, refuse: (code) => ({ ...base, responseCode: code, responseMessage: walletCodeDescription(code) }) }
 }
