@@ -33,6 +33,8 @@ COPY rules ./rules
 # The one place the process writes: its journal of deadline compensations not yet taken by Redis. Mount a
 # volume here so a restarted container sends them again (docs/development/money.md).
 RUN mkdir -p /app/var && chown node:node /app/var
+# The command line on PATH: `docker run --rm IMAGE extauth rules check /app/rules` (docs/rules/cli.md).
+RUN chmod 755 /app/dist/cli/main.js && ln -s /app/dist/cli/main.js /usr/local/bin/extauth
 VOLUME /app/var
 USER node
 # 8080: the platform's endpoint and health; 8081: admin API and metrics (keep it off public networks).

@@ -3,13 +3,15 @@
 // Generates a seeded journal (BENCH_DECISIONS entries, default 1,000,000, over about two weeks of traffic;
 // BENCH_SEED) into a temporary file, then runs `extauth rules backtest --journal` on it through the CLI's
 // main(), progress on stderr, with the default set as baseline and a candidate that raises the ATM count
-// limit: once with the default worker threads, once with one. Prints decisions/s (wall clock, from the start
-// of the command to its report) and CPU per decision; the file is removed afterwards.
+// limit: once with the default threads, once with one. Prints decisions/s (wall clock, from the start of the
+// command to its report) and CPU per decision, beside a baseline of the same run: JSON.parse of each line alone
+// on one thread. The file is removed afterwards.
+import { createReadStream } from 'node:fs'
 import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { main } from '../src/cli.js'
+import { main } from '../src/cli/main.js'
 import { loadRuleSet } from '../src/rules/load.js'
 import { defaultWorkers } from '../src/backtest/parallel.js'
 import { writeJournal } from './journal-gen.js'
@@ -37,6 +39,24 @@ try {
   const bytes = (await stat(file)).size
   console.log(`node ${process.version}; seed ${seed}; ${count.toLocaleString('en-US')} decisions, ${(bytes / 1e6).toFixed(0)} MB, generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 
+  // The baseline of this run: JSON.parse of every line alone, on one thread: the most decisions/s a replay that
+  // parses each line with JSON.parse could reach on a thread, whatever the rest of it costs.
+  t0 = Date.now()
+  let lines = 0
+  let rest = Buffer.alloc(0)
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    const b = Buffer.concat([rest, chunk as Buffer])
+    let p = 0
+    for (let q = b.indexOf(10, p); q >= 0; q = b.indexOf(10, p)) {
+      JSON.parse(b.toString('utf8', p, q))
+      lines++
+      p = q + 1
+    }
+    rest = b.subarray(p)
+  }
+  const parseSecs = (Date.now() - t0) / 1000
+  console.log(`baseline: JSON.parse of each line alone, one thread: ${Math.round(lines / parseSecs).toLocaleString('en-US')} lines/s (${(parseSecs * 1e6 / lines).toFixed(1)} µs a line)`)
+
   const first = new Date(startMs).toISOString()
   const last = new Date(startMs + count * gapMs * 2).toISOString()
   for (const workers of [defaultWorkers(), 1]) {
@@ -54,7 +74,7 @@ try {
     const report = JSON.parse(out.join('\n')) as { decisions: number, baseline: { reproduced: number, unreproduced: unknown[] }, changes: { declinedToApproved: { count: number } } }
     const rate = Math.round(report.decisions / secs).toLocaleString('en-US')
     const cpuUs = ((cpu.user + cpu.system) / report.decisions).toFixed(1)
-    console.log(`${workers} worker(s): ${report.decisions.toLocaleString('en-US')} decisions in ${secs.toFixed(2)} s: ${rate} decisions/s (${cpuUs} µs CPU per decision, all threads)`)
+    console.log(`${workers} thread(s): ${report.decisions.toLocaleString('en-US')} decisions in ${secs.toFixed(2)} s: ${rate} decisions/s (${cpuUs} µs CPU per decision, all threads)`)
     console.log(`  baseline reproduced ${report.baseline.reproduced.toLocaleString('en-US')}, unreproduced ${report.baseline.unreproduced.length}; candidate (ATM count 5 -> 8) declined -> approved ${report.changes.declinedToApproved.count.toLocaleString('en-US')}`)
     if (report.baseline.unreproduced.length > 0) process.exitCode = 1
   }

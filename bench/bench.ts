@@ -1,18 +1,23 @@
-// extauth against its floor: the same closed-loop load on extauth (on Redis) and on bench/baseline-server.ts
-// (same schema, header check and answer, one Redis round trip per request), in one process tree, figures
+// extauth against its floors: the same closed-loop load on extauth (on Redis) and on two floors of its
+// architecture, in one process tree, each server run as built JavaScript (as production runs it), figures
 // side by side. Not a test: nothing here asserts a speed.
+//   - the floor (bench/baseline-server.ts): same schema, header check and answer, one Redis round trip;
+//   - the fair floor (bench/fair-floor-server.ts): the least extauth's guarantees need on the same stack.
 //   npm run bench [-- --duration 10 --warmup 2 --connections 32 --urns 1000 --rounds 2 --log-level info]
+//   npm run bench -- --compare DIR   # also an extauth built from another checkout (DIR/dist/server.js), A/B
+//   npm run bench -- --tsx           # also extauth from the sources through tsx (what `npm run dev` runs)
 // REDIS_URL (default redis://127.0.0.1:6379); all keys go under a fresh prefix and are deleted at the end.
 //   npm run bench -- --replica [--wait-replicas 1]
 // What REDIS_WAIT_REPLICAS costs: a private primary and one replica (redis-server on free loopback ports,
 // stopped at the end) instead of REDIS_URL, and extauth with REDIS_WAIT_REPLICAS=N against extauth without
-// it, in place of the baseline.
+// it, in place of the floors.
 import { parseArgs } from 'node:util'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { randomBytes, randomInt } from 'node:crypto'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Pool } from 'undici'
 import { AUTH_PATH, DEFAULT_CREDIT_MINOR, newRunId, planRequest, platformHeaders, type PlatformKeys, type Scenario } from '../k6/scenario.js'
@@ -22,9 +27,12 @@ import { freePort } from '../scripts/lib/free-port.js'
 import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { deleteByPrefix, redisVersion } from '../scripts/lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from '../scripts/lib/stats.js'
+import { Keys } from '../src/store/keys.js'
 
-/** the whole measured part (warm-ups and runs) must fit in this */
-const BUDGET_S = 80
+/** the measured part (warm-up and runs) of each server must fit in this */
+const BUDGET_PER_SERVER_S = 45
+/** decision records sampled per server for their size in Redis */
+const SAMPLES_MAX = 200
 
 const { values: v } = parseArgs({
   options: {
@@ -34,6 +42,8 @@ const { values: v } = parseArgs({
     urns: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '2' },
     'log-level': { type: 'string', default: 'info' },
+    compare: { type: 'string' },
+    tsx: { type: 'boolean', default: false },
     replica: { type: 'boolean', default: false },
     'wait-replicas': { type: 'string', default: '1' }
   }
@@ -42,6 +52,11 @@ const withReplica = v.replica === true
 const waitReplicas = Math.floor(Number(v['wait-replicas']))
 if (withReplica && !(waitReplicas >= 1 && waitReplicas <= 1)) {
   process.stderr.write('bench: --wait-replicas must be 1 (one local replica)\n')
+  process.exit(2)
+}
+const compareDir = v.compare !== undefined ? resolve(v.compare) : undefined
+if (compareDir !== undefined && !existsSync(join(compareDir, 'tsconfig.build.json'))) {
+  process.stderr.write(`bench: --compare ${compareDir} is not an extauth checkout (no tsconfig.build.json)\n`)
   process.exit(2)
 }
 const durationS = Number(v.duration)
@@ -56,15 +71,16 @@ for (const [name, n] of [['duration', durationS], ['warmup', warmupS], ['connect
     process.exit(2)
   }
 }
-if (2 * warmupS + 2 * rounds * durationS > BUDGET_S) {
-  process.stderr.write(`bench: 2 × warmup + 2 × rounds × duration must be at most ${BUDGET_S} s\n`)
+if (warmupS + rounds * durationS > BUDGET_PER_SERVER_S) {
+  process.stderr.write(`bench: warmup + rounds × duration must be at most ${BUDGET_PER_SERVER_S} s\n`)
   process.exit(2)
 }
 
 let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const prefix = `extauth-bench:${randomBytes(6).toString('hex')}:`
 
-interface Target { name: string, url: string, keys: PlatformKeys }
+type Kind = 'extauth' | 'floor'
+interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string }
 interface Run {
   target: Target['name']
   completed: number
@@ -73,6 +89,11 @@ interface Run {
   statuses: Map<string, number>
   codes: Map<string, number>
   errors: number
+  /** CPU seconds of the server's process, and of Redis (shared: others' work counts too), over the run */
+  nodeCpuS: number
+  redisCpuS: number
+  /** some approved (urn, reference) pairs, for the size of their records */
+  samples: Array<{ urn: string, reference: string }>
 }
 
 const scenario: Scenario = { runId: newRunId(Date.now(), randomInt(37)), urns, declineEvery: 0, creditMinor: DEFAULT_CREDIT_MINOR }
@@ -80,16 +101,45 @@ let seq = 0
 
 const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
 
+const clockTicks = ((): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** User + system CPU seconds of a process so far (Linux); NaN elsewhere. */
+function cpuSeconds (pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks
+  } catch {
+    return Number.NaN
+  }
+}
+
+async function redisCpuSeconds (r: Redis): Promise<number> {
+  const info = await r.info('cpu')
+  const user = Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1])
+  const sys = Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])
+  return user + sys
+}
+
 /** `connections` loops, each sending the next request when its answer has fully arrived, for seconds. */
-async function closedLoop (t: Target, seconds: number): Promise<Run> {
+async function closedLoop (t: Target, seconds: number, redis: Redis): Promise<Run> {
   const pool = new Pool(t.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 })
   const headers = platformHeaders(t.keys)
-  const r: Run = { target: t.name, completed: 0, elapsedS: 0, latenciesMs: [], statuses: new Map(), codes: new Map(), errors: 0 }
+  const r: Run = { target: t.name, completed: 0, elapsedS: 0, latenciesMs: [], statuses: new Map(), codes: new Map(), errors: 0, nodeCpuS: 0, redisCpuS: 0, samples: [] }
+  const cpu0 = cpuSeconds(t.pid)
+  const redisCpu0 = await redisCpuSeconds(redis)
   const start = performance.now()
   const end = start + seconds * 1000
   async function loop (): Promise<void> {
     while (performance.now() < end) {
-      const body = JSON.stringify(planRequest(scenario, seq++).body)
+      const planned = planRequest(scenario, seq++).body
+      const body = JSON.stringify(planned)
       const sentAt = performance.now()
       try {
         const res = await pool.request({ method: 'POST', path: AUTH_PATH, headers, body, headersTimeout: 5000, bodyTimeout: 5000 })
@@ -97,7 +147,9 @@ async function closedLoop (t: Target, seconds: number): Promise<Run> {
         r.latenciesMs.push(performance.now() - sentAt)
         r.completed++
         bump(r.statuses, String(res.statusCode))
-        bump(r.codes, /"responseCode":"(\d\d)"/.exec(text)?.[1] ?? '?')
+        const code = /"responseCode":"(\d\d)"/.exec(text)?.[1] ?? '?'
+        bump(r.codes, code)
+        if (code === '00' && r.completed % 97 === 0 && r.samples.length < SAMPLES_MAX) r.samples.push({ urn: planned.urn as string, reference: planned.transactionReferenceNumber as string })
       } catch {
         r.errors++
       }
@@ -105,20 +157,39 @@ async function closedLoop (t: Target, seconds: number): Promise<Run> {
   }
   await Promise.all(Array.from({ length: connections }, loop))
   r.elapsedS = (performance.now() - start) / 1000
+  r.nodeCpuS = cpuSeconds(t.pid) - cpu0
+  r.redisCpuS = await redisCpuSeconds(redis) - redisCpu0
   await pool.close()
   return r
 }
 
-interface Summary { rps: number, p50: number, p99: number }
+interface Summary { rps: number, p50: number, p99: number, nodeUs: number, redisUs: number }
 function summarize (runs: Run[]): Summary {
   const completed = runs.reduce((a, r) => a + r.completed, 0)
   const elapsed = runs.reduce((a, r) => a + r.elapsedS, 0)
   const sorted = sortedCopy(runs.flatMap((r) => r.latenciesMs))
-  return { rps: completed / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99) }
+  const nodeUs = runs.reduce((a, r) => a + r.nodeCpuS, 0) / completed * 1e6
+  const redisUs = runs.reduce((a, r) => a + r.redisCpuS, 0) / completed * 1e6
+  return { rps: completed / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), nodeUs, redisUs }
 }
 
+const LABEL = 34
+const us = (x: number): string => Number.isFinite(x) ? x.toFixed(1) : '-'
+function header (): string {
+  return `${''.padEnd(LABEL)}${'req/s'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'node µs/req'.padStart(13)}${'redis µs/req'.padStart(14)}\n`
+}
 function row (label: string, s: Summary, extra = ''): string {
-  return `${label.padEnd(22)}${s.rps.toFixed(0).padStart(9)}${ms(s.p50).padStart(10)}${ms(s.p99).padStart(10)}  ${extra}\n`
+  return `${label.padEnd(LABEL)}${s.rps.toFixed(0).padStart(9)}${ms(s.p50).padStart(10)}${ms(s.p99).padStart(10)}${us(s.nodeUs).padStart(13)}${us(s.redisUs).padStart(14)}  ${extra}\n`
+}
+/** a / b for the throughput, b / a for latencies and CPU: above 1 is better for a, in every column */
+function ratioRow (a: Summary, b: Summary, label: string): string {
+  const f = (x: number): string => Number.isFinite(x) ? x.toFixed(2) : '-'
+  return `${label.padEnd(LABEL)}${f(a.rps / b.rps).padStart(9)}${f(b.p50 / a.p50).padStart(10)}${f(b.p99 / a.p99).padStart(10)}${f(b.nodeUs / a.nodeUs).padStart(13)}${f(b.redisUs / a.redisUs).padStart(14)}\n`
+}
+
+/** Builds a checkout's server as production does (tsc), into its dist/. */
+function buildCheckout (dir: string, project: string): void {
+  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
 }
 
 /** A primary and one replica of it on free loopback ports, in sync; `stop` kills both. */
@@ -174,101 +245,174 @@ async function main (): Promise<number> {
   }
 }
 
+/** MEMORY USAGE (exact) of each key, averaged; NaN without keys. */
+async function meanBytes (r: Redis, keys: string[]): Promise<number> {
+  if (keys.length === 0) return Number.NaN
+  const p = r.pipeline()
+  for (const k of keys) p.call('MEMORY', 'USAGE', k, 'SAMPLES', '0')
+  const sizes = (await p.exec() ?? []).map(([, n]) => Number(n)).filter((n) => n > 0)
+  return sizes.reduce((a, n) => a + n, 0) / sizes.length
+}
+
+/** Up to `max` keys under a prefix whose name matches the pattern (SCAN; the keyspace may be shared). */
+async function scanSome (r: Redis, match: string, max: number): Promise<string[]> {
+  const found: string[] = []
+  let cursor = '0'
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', match, 'COUNT', 5000)
+    cursor = next
+    found.push(...keys)
+  } while (cursor !== '0' && found.length < max)
+  return found.slice(0, max)
+}
+
+/** Bytes per decision record, and per limit-window entry (from the records' `limitEntries`), of one extauth. */
+async function extauthBytes (r: Redis, keyPrefix: string, samples: Run['samples']): Promise<{ record: number, limitEntry: number }> {
+  const keys = new Keys(keyPrefix)
+  const recordKeys = samples.map((s) => keys.decision(s.urn, s.reference))
+  const record = await meanBytes(r, recordKeys)
+  const windows = new Set<string>()
+  for (const text of await r.mget(...recordKeys)) {
+    try {
+      for (const e of (JSON.parse(text ?? '{}') as { limitEntries?: Array<{ key?: unknown } | unknown[]> }).limitEntries ?? []) {
+        const key = Array.isArray(e) ? e[0] : e.key
+        if (typeof key === 'string') windows.add(key)
+      }
+    } catch { /* a record that is not JSON has no entries to read here */ }
+  }
+  let bytes = 0
+  let entries = 0
+  for (const w of windows) {
+    const [size, card] = await Promise.all([r.call('MEMORY', 'USAGE', w, 'SAMPLES', '0'), r.zcard(w)])
+    bytes += Number(size)
+    entries += card
+  }
+  return { record, limitEntry: entries > 0 ? bytes / entries : Number.NaN }
+}
+
 async function measure (out: NodeJS.WriteStream): Promise<number> {
-  let redis: string
+  let version: string
   try {
-    redis = await redisVersion(redisUrl)
+    version = await redisVersion(redisUrl)
   } catch (err) {
     process.stderr.write(`bench: Redis at ${redisUrl} does not answer (${(err as Error).message}); set REDIS_URL\n`)
     return 2
   }
   out.write(`node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown cpu'}), ` +
-    `redis ${redis} at ${redisUrl}${withReplica ? ' (private, with one local replica)' : ''}\n`)
+    `redis ${version} at ${redisUrl}${withReplica ? ' (private, with one local replica)' : ''}\n`)
   if (withReplica) out.write(`comparing extauth with REDIS_WAIT_REPLICAS=${waitReplicas} ("extauth+wait") against extauth without it\n`)
-  out.write(`closed loop: ${connections} connections, ${urns} funded customers, unique references, ` +
-    `${warmupS} s warm-up each, then ${rounds} × ${durationS} s per server in alternating order; extauth LOG_LEVEL=${logLevel}\n` +
-    `load generator, both servers and Redis share this machine; load average now ${loadAverage()}\n\n`)
 
-  let extauth: SpawnedExtauth | undefined
-  let extauthWait: SpawnedExtauth | undefined
-  let baseline: Child | undefined
+  const t0 = performance.now()
+  try {
+    buildCheckout(REPO_ROOT, 'tsconfig.bench.json')
+    if (compareDir !== undefined) buildCheckout(compareDir, 'tsconfig.build.json')
+  } catch {
+    process.stderr.write('bench: the build failed (see above)\n')
+    return 2
+  }
+  out.write(`built as JavaScript (tsc) in ${((performance.now() - t0) / 1000).toFixed(1)} s; every server runs the built code\n`)
+  out.write(`closed loop: ${connections} connections, ${urns} funded customers, unique references, ` +
+    `${warmupS} s warm-up each, then ${rounds} × ${durationS} s per server in rotating order; extauth LOG_LEVEL=${logLevel}\n` +
+    `load generator, servers and Redis share this machine; load average now ${loadAverage()}\n\n`)
+
+  const built = join(REPO_ROOT, '.bench-build')
+  const spawned = new Map<string, SpawnedExtauth>()
+  const floors: Child[] = []
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  redis.on('error', () => {})
   let clean = false
   try {
+    await redis.connect()
     const keys: PlatformKeys = { consumerKey: `bench-${randomBytes(6).toString('hex')}`, clientId: 'bench-client', bankId: '1234' }
-    let targets: Target[]
-    if (withReplica) {
-      // the two share one prefix: the customers seeded once serve both
-      const [plain, waiting] = await Promise.allSettled([
-        spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth', keys }),
-        spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth-wait', keys, env: { REDIS_WAIT_REPLICAS: String(waitReplicas) } })
-      ])
-      if (plain.status === 'fulfilled') extauth = plain.value
-      if (waiting.status === 'fulfilled') extauthWait = waiting.value
-      if (plain.status === 'rejected') throw plain.reason
-      if (waiting.status === 'rejected') throw waiting.reason
-      targets = [
-        { name: 'extauth', url: plain.value.baseUrl, keys },
-        { name: 'extauth+wait', url: waiting.value.baseUrl, keys }
-      ]
-    } else {
-      const baselinePort = await freePort()
-      baseline = startChild(['--import', 'tsx', join(REPO_ROOT, 'bench/baseline-server.ts')], {
+    /** without a script: the sources through tsx */
+    const extauthAt = async (name: string, script: string | undefined, keyPrefix: string, env?: Record<string, string>): Promise<Target> => {
+      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, ...(script !== undefined ? { script } : {}), ...(env !== undefined ? { env } : {}) })
+      spawned.set(name, e)
+      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix }
+    }
+    const floorAt = async (name: string, script: string, keyPrefix: string): Promise<Target> => {
+      const port = await freePort()
+      const child = startChild([script], {
         cwd: REPO_ROOT,
-        logFile: join(tmpdir(), `bench-baseline-${process.pid}.log`),
+        logFile: join(tmpdir(), `bench-${basename(script, '.js')}-${process.pid}.log`),
         env: {
           PATH: process.env.PATH,
           NODE_ENV: 'production',
-          PORT: String(baselinePort),
+          PORT: String(port),
           REDIS_URL: redisUrl,
-          REDIS_KEY_PREFIX: `${prefix}b:`,
+          REDIS_KEY_PREFIX: keyPrefix,
           EXTAUTH_CONSUMER_KEY: keys.consumerKey,
           EXTAUTH_CLIENT_ID: keys.clientId,
-          EXTAUTH_BANK_ID: keys.bankId
+          EXTAUTH_BANK_ID: keys.bankId,
+          FLOOR_SEED_RUN_ID: scenario.runId,
+          FLOOR_SEED_URNS: String(scenario.urns),
+          FLOOR_SEED_CREDIT: String(scenario.creditMinor)
         }
       })
-      const baseUrl = `http://127.0.0.1:${baselinePort}`
-      // allSettled: a started extauth must be stopped in `finally` even when the baseline failed to start
-      const [started, baselineReady] = await Promise.allSettled([
-        spawnExtauth({ redisUrl, redisPrefix: `${prefix}x:`, logLevel, name: 'bench-extauth', keys }),
-        waitUntilReady(baseline, `${baseUrl}/health/ready`)
-      ])
-      if (started.status === 'rejected') throw started.reason
-      extauth = started.value
-      if (baselineReady.status === 'rejected') throw baselineReady.reason
-      targets = [
-        { name: 'extauth', url: started.value.baseUrl, keys },
-        { name: 'baseline', url: baseUrl, keys }
-      ]
+      floors.push(child)
+      const url = `http://127.0.0.1:${port}`
+      await waitUntilReady(child, `${url}/health/ready`)
+      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix }
     }
-    const ext = extauth
-    if (ext === undefined) throw new Error('extauth did not start')
+    // one at a time: a failure leaves only started servers to stop in `finally`
+    const targets: Target[] = []
+    if (withReplica) {
+      // the two share one prefix: the customers seeded once serve both
+      targets.push(await extauthAt('extauth', join(built, 'src/server.js'), `${prefix}x:`))
+      targets.push(await extauthAt('extauth+wait', join(built, 'src/server.js'), `${prefix}x:`, { REDIS_WAIT_REPLICAS: String(waitReplicas) }))
+    } else {
+      targets.push(await extauthAt('extauth', join(built, 'src/server.js'), `${prefix}x:`))
+      if (compareDir !== undefined) targets.push(await extauthAt(`extauth@${basename(compareDir)}`, join(compareDir, 'dist/server.js'), `${prefix}c:`))
+      if (v.tsx === true) targets.push(await extauthAt('extauth (tsx)', undefined, `${prefix}t:`))
+      targets.push(await floorAt('fair floor', join(built, 'bench/fair-floor-server.js'), `${prefix}f:`))
+      targets.push(await floorAt('floor (1 round trip)', join(built, 'bench/baseline-server.js'), `${prefix}b:`))
+    }
+    const seeded = new Set<string>()
+    for (const tg of targets) {
+      if (tg.kind !== 'extauth' || seeded.has(tg.prefix)) continue
+      seeded.add(tg.prefix)
+      const t = performance.now()
+      const e = spawned.get(tg.name) as SpawnedExtauth
+      const calls = await seedThroughAdmin(e.adminUrl, e.adminToken, scenario, 32)
+      out.write(`${tg.name}: seeded ${urns} customers (${calls} admin calls) in ${((performance.now() - t) / 1000).toFixed(1)} s\n`)
+    }
 
-    const t = performance.now()
-    const calls = await seedThroughAdmin(ext.adminUrl, ext.adminToken, scenario, 32)
-    out.write(`seeded ${urns} customers (${calls} admin calls) in ${((performance.now() - t) / 1000).toFixed(1)} s\n`)
-
-    if (warmupS > 0) for (const tg of targets) await closedLoop(tg, warmupS)
+    if (warmupS > 0) for (const tg of targets) await closedLoop(tg, warmupS, redis)
 
     const runs: Run[] = []
-    out.write(`\n${''.padEnd(22)}${'req/s'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}\n`)
+    out.write(`\n${header()}`)
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? targets : [...targets].reverse()
+      // each round starts with the next server, so none is always measured first or last
+      const order = targets.map((_, i) => targets[(i + round) % targets.length] as Target)
       for (const tg of order) {
-        const r = await closedLoop(tg, durationS)
+        const r = await closedLoop(tg, durationS, redis)
         runs.push(r)
         out.write(row(`${tg.name} run ${round + 1}`, summarize([r]), `status ${countsLine(r.statuses)}  codes ${countsLine(r.codes)}${r.errors > 0 ? `  errors ${r.errors}` : ''}`))
       }
     }
-    const [first, second] = targets.map((tg) => tg.name) as [string, string]
-    const e = summarize(runs.filter((r) => r.target === first))
-    const b = summarize(runs.filter((r) => r.target === second))
+    const sums = new Map(targets.map((tg) => [tg.name, summarize(runs.filter((r) => r.target === tg.name))]))
+    const first = targets[0] as Target
+    const e = sums.get(first.name) as Summary
+    out.write(`\n${header()}`)
+    for (const tg of targets) out.write(row(`${tg.name} (all runs)`, sums.get(tg.name) as Summary))
     out.write('\n')
-    out.write(row(`${first} (all runs)`, e))
-    out.write(row(`${second} (all runs)`, b))
-    out.write(`${`${first} / ${second}`.padEnd(22)}${(e.rps / b.rps).toFixed(2).padStart(9)}${(e.p50 / b.p50).toFixed(2).padStart(10)}${(e.p99 / b.p99).toFixed(2).padStart(10)}\n`)
-    out.write(`load average after the runs: ${loadAverage()} (other work on the machine skews the figures)\n`)
-    const bad = runs.filter((r) => r.errors > 0 || r.statuses.size !== 1 || !r.statuses.has('200') ||
-      (r.target !== 'baseline' && (r.codes.size !== 1 || !r.codes.has('00'))))
+    for (const tg of targets.slice(1)) out.write(ratioRow(e, sums.get(tg.name) as Summary, `${first.name} vs ${tg.name}`))
+    out.write(`(req/s: ${first.name} / other; p50, p99, µs: other / ${first.name}; 1.00 = as fast as the other)\n`)
+    out.write('redis µs/req counts all the work of the Redis server during the run: on a shared Redis, others\' too\n')
+
+    out.write('\nRedis bytes, MEMORY USAGE of sampled keys:\n')
+    for (const tg of targets) {
+      const samples = runs.filter((r) => r.target === tg.name).flatMap((r) => r.samples)
+      if (tg.kind === 'extauth') {
+        const b = await extauthBytes(redis, tg.prefix, samples)
+        out.write(`  ${tg.name.padEnd(LABEL)}decision record ${b.record.toFixed(0)} B (${samples.length} sampled), limit-window entry ${Number.isFinite(b.limitEntry) ? `${b.limitEntry.toFixed(0)} B` : '-'}\n`)
+      } else if (tg.name === 'fair floor') {
+        const record = await meanBytes(redis, await scanSome(redis, `${tg.prefix}*:d:*`, SAMPLES_MAX))
+        out.write(`  ${tg.name.padEnd(LABEL)}decision record ${record.toFixed(0)} B\n`)
+      }
+    }
+    out.write(`\nload average after the runs: ${loadAverage()} (other work on the machine skews the figures)\n`)
+    const bad = runs.filter((r) => r.errors > 0 || r.statuses.size !== 1 || !r.statuses.has('200') || r.codes.size !== 1 || !r.codes.has('00'))
     if (bad.length > 0) {
       out.write('\nWARNING: some answers were not 200/00 (see the runs above); the figures are not comparable\n')
       return 1
@@ -279,13 +423,13 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     process.stderr.write(`bench: ${(err as Error).message}\n`)
     return 2
   } finally {
-    const codes = await Promise.all([extauth?.child.stop(), extauthWait?.child.stop(), baseline?.stop()])
+    redis.disconnect()
+    const logs = [...[...spawned.values()].map((e) => e.child), ...floors]
+    const codes = await Promise.all(logs.map(async (c) => await c.stop()))
     if (clean && codes.every((c) => c === 0 || c === undefined)) {
-      extauth?.child.removeLog()
-      extauthWait?.child.removeLog()
-      baseline?.removeLog()
+      for (const c of logs) c.removeLog()
     } else {
-      process.stderr.write(`bench: logs kept: ${[extauth?.child.logFile, extauthWait?.child.logFile, baseline?.logFile].filter(Boolean).join(', ')} (exit codes ${codes.join(', ')})\n`)
+      process.stderr.write(`bench: logs kept: ${logs.map((c) => c.logFile).join(', ')} (exit codes ${codes.join(', ')})\n`)
     }
     const n = await deleteByPrefix(redisUrl, prefix)
     process.stdout.write(`cleanup: deleted ${n} keys under ${prefix}\n`)

@@ -5,7 +5,7 @@
 import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import type { JournalEntry } from '../src/domain/journal.js'
-import type { AuthRequest } from '../src/decision/request.js'
+import type { AuthRequest } from '../src/domain/request.js'
 import { buildFacts } from '../src/rules/facts.js'
 import type { CompiledRuleSet } from '../src/rules/types.js'
 import { Replayer } from '../src/backtest/replay.js'

@@ -11,7 +11,7 @@
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Engine, type NestedCondition, type TopLevelCondition } from 'json-rules-engine'
-import type { AuthRequest } from '../src/decision/request.js'
+import type { AuthRequest } from '../src/domain/request.js'
 import { buildFacts } from '../src/rules/facts.js'
 import { compileRuleFiles, loadRuleSet } from '../src/rules/load.js'
 import type { CompiledRuleSet, Facts } from '../src/rules/types.js'

@@ -1,7 +1,7 @@
 // Checks Dockerfile, .dockerignore and docker-compose.yml without a Docker engine: dockerfile-utils' validator
 // (the builder's own syntax and flag checks), then the properties this service depends on (multi-stage build,
-// production dependencies only, non-root, health check, ports, Redis persistence, the admin port kept on the
-// host's loopback, a stop grace longer than GRACE_MS). When a compose CLI is installed (`docker compose` or
+// production dependencies only, the simulators left out of the build, non-root, health check, ports, Redis
+// persistence, the admin port kept on the host's loopback, a stop grace longer than GRACE_MS). When a compose CLI is installed (`docker compose` or
 // `docker-compose`), its `config` check runs too; neither needs a daemon.
 //   npm run check:docker
 import { readFileSync, existsSync } from 'node:fs'
@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import ast from 'dockerfile-ast'
 import utils from 'dockerfile-utils'
 import { parse as parseYaml } from 'yaml'
+import { buildFiles, imageBuildProblems } from './lib/image-build.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const problems: string[] = []
@@ -101,12 +102,24 @@ if (runtime !== undefined) {
     `Dockerfile: CMD is ${cmd?.raw ?? 'missing'}, want the exec form ["node", "dist/server.js"] (node gets SIGTERM itself)`)
   expect(last('ENTRYPOINT') === undefined, 'Dockerfile: an ENTRYPOINT would wrap the CMD')
 
+  // `extauth` on PATH: a link to the built command line, which must be built from a source that exists
+  const link = steps('RUN').map((s) => /\bln -s(?:f)? (\/app\/dist\/\S+\.js) \/usr\/local\/bin\/extauth\b/.exec(s.raw)).find((m) => m !== null)
+  expect(link !== undefined, 'Dockerfile: no `extauth` command on PATH (ln -s /app/dist/<cli>.js /usr/local/bin/extauth)')
+  if (link !== undefined && link !== null) {
+    const target = link[1] as string
+    const source = join(root, target.replace(/^\/app\/dist\//, 'src/').replace(/\.js$/, '.ts'))
+    expect(existsSync(source), `Dockerfile: extauth links to ${target}, but ${source.slice(root.length)} does not exist to build it`)
+    expect(existsSync(source) && readFileSync(source, 'utf8').startsWith('#!/usr/bin/env node'), `Dockerfile: ${target} is run directly, so its source needs a #!/usr/bin/env node first line`)
+    expect(steps('RUN').some((s) => new RegExp(`chmod [0-7]*7[0-7]* ${target.replace(/[.]/g, '\\.')}`).test(s.raw) || new RegExp(`chmod \\+x ${target.replace(/[.]/g, '\\.')}`).test(s.raw)),
+      `Dockerfile: ${target} is not made executable`)
+  }
+
   // every local COPY source must exist and get past .dockerignore
   const ignore = existsSync(join(root, '.dockerignore'))
     ? readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
     : []
   expect(ignore.length > 0, '.dockerignore: missing or empty')
-  for (const p of ['node_modules', '.git', 'dist']) expect(ignore.includes(p), `.dockerignore: does not exclude ${p}`)
+  for (const p of ['node_modules', '.git', 'dist', 'src/sim']) expect(ignore.includes(p), `.dockerignore: does not exclude ${p}`)
   for (const st of stages.flatMap((s) => s.steps)) {
     if (st.keyword !== 'COPY' || st.from !== null) continue
     for (const src of st.args.slice(0, -1)) {
@@ -115,6 +128,12 @@ if (runtime !== undefined) {
     }
   }
 }
+
+// ---------------------------------------------------------------- what the build compiles into dist/
+// The simulators run from sources (`npm run sim`); the image holds the service and the command line only.
+const built = buildFiles(join(root, 'tsconfig.build.json'))
+for (const p of imageBuildProblems(built)) fail(`tsconfig.build.json: ${p}`)
+notes.push(`the image build compiles ${built.length} files of src/, none of src/sim/`)
 
 // ---------------------------------------------------------------- docker-compose.yml
 type Obj = Record<string, unknown>

@@ -10,7 +10,7 @@ import { buildGatewaySim } from '../src/sim/gateway-sim.js'
 import { buildPrepaidSim } from '../src/sim/prepaid-sim.js'
 import { buildRiskSim } from '../src/sim/risk-sim.js'
 import { cardholderJourney, createIssuer } from '../src/sim/issuer.js'
-import type { AuthRequest } from '../src/decision/request.js'
+import type { AuthRequest } from '../src/domain/request.js'
 
 const KEYS = { consumerKey: 'demo-consumer-key', clientId: 'DEMOCLIENT', bankId: '1234' }
 const ADMIN_TOKEN = 'demo-admin-token'

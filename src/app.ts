@@ -1,5 +1,6 @@
 // Builds the two Fastify instances from their dependencies, without listening: the public listener (the
 // platform's endpoint and health) and the admin listener (admin and card-lifecycle APIs, metrics).
+import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger } from 'fastify'
 import underPressure from '@fastify/under-pressure'
 import type { Logger } from 'pino'
@@ -17,8 +18,12 @@ import { adminRoutes, type RulesControl } from './http/admin-routes.js'
 import { eventsRoutes } from './http/events-routes.js'
 import { journalRoutes } from './http/journal-routes.js'
 import { journalFor } from './journal/for-store.js'
+import { adminAuth, type RouteScope } from './http/admin-auth.js'
+import { auditRoutes } from './http/audit-routes.js'
+import { auditTrailFor } from './access/audit-trail.js'
 import type { Relay } from './events/relay.js'
-import { answerFor } from './http/answer.js'
+import { answerFor, type AnswerContext } from './http/answer.js'
+import { apiDocument, apiDocsRoutes, TAGS } from './http/openapi.js'
 import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.js'
 import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
@@ -40,7 +45,7 @@ export interface AppDeps {
   /** the events relay, when WEBHOOK_URL is set (its parked events are served on the admin listener) */
   events?: Relay
   /** set when SIGTERM arrives: readiness turns 503 so the load balancer drains the instance */
-  lifecycle: { shuttingDown: boolean }
+  shutdown: { started: boolean }
   /** which Redis does not answer and why, for the log line of a store error */
   storeProblem?: () => StoreProblem | null
 }
@@ -51,17 +56,50 @@ export interface AppDeps {
  * until the client let go (keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS on the public listener, 72 s on the
  * admin one), holding the exit past GRACE_MS (exit code 1).
  */
-function closeConnectionsWhenStopping (app: FastifyInstance, lifecycle: { shuttingDown: boolean }): void {
+function closeConnectionsWhenStopping (app: FastifyInstance, shutdown: { started: boolean }): void {
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (lifecycle.shuttingDown) reply.header('connection', 'close')
+    if (shutdown.started) reply.header('connection', 'close')
     done(null, payload)
+  })
+}
+
+function answerContext (deps: AppDeps): AnswerContext {
+  return { timezone: deps.config.timezone, defaultCurrency: deps.config.defaultCurrency, clock: deps.clock ?? Date.now }
+}
+
+/** The public listener's routes: the platform's endpoint and health (also registered, never served, for the API document). */
+async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: AnswerContext): Promise<void> {
+  const { config, metrics } = deps
+  const clock = answerCtx.clock
+  await app.register(externalAuthRoutes, {
+    deadlineMs: config.deadlineMs,
+    headers: { consumerKey: config.consumerKey, clientId: config.clientId, bankId: config.bankId, entityIds: config.entityIds },
+    allowedSourceIps: config.allowedSourceIps,
+    answer: answerCtx,
+    metrics,
+    clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
+    ...(deps.storeProblem !== undefined ? { storeProblem: deps.storeProblem as () => Record<string, string> | null } : {}),
+    decision: {
+      store: deps.store,
+      rules: deps.rules.current,
+      timezone: config.timezone,
+      defaultCurrency: config.defaultCurrency,
+      clock,
+      compensator: deps.compensator,
+      controlDefaults: config.cardControlDefaults,
+      ...(deps.risk !== undefined ? { risk: deps.risk } : {})
+    }
+  })
+  await app.register(healthRoutes, {
+    store: deps.store,
+    rulesLoaded: () => deps.rules.loadedAt() !== null,
+    shuttingDown: () => deps.shutdown.started
   })
 }
 
 export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   const { config, metrics } = deps
-  const clock = deps.clock ?? Date.now
-  const answerCtx = { timezone: config.timezone, defaultCurrency: config.defaultCurrency, clock }
+  const answerCtx = answerContext(deps)
   // one warning a second at most while shedding: a line per shed request would add to the overload
   let shedSince = 0
   let shedCount = 0
@@ -96,7 +134,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     },
     clientErrorHandler: clientErrorHandler(answerCtx, metrics, deps.logger)
   })
-  closeConnectionsWhenStopping(app, deps.lifecycle)
+  closeConnectionsWhenStopping(app, deps.shutdown)
   observeConnections(app, metrics)
   trackEarlyAnswers(app)
 
@@ -117,30 +155,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     }
   })
 
-  await app.register(externalAuthRoutes, {
-    deadlineMs: config.deadlineMs,
-    headers: { consumerKey: config.consumerKey, clientId: config.clientId, bankId: config.bankId, entityIds: config.entityIds },
-    allowedSourceIps: config.allowedSourceIps,
-    answer: answerCtx,
-    metrics,
-    clock: { now: () => Date.now(), timers: deps.timers ?? systemTimers },
-    ...(deps.storeProblem !== undefined ? { storeProblem: deps.storeProblem as () => Record<string, string> | null } : {}),
-    decision: {
-      store: deps.store,
-      rules: deps.rules.current,
-      timezone: config.timezone,
-      defaultCurrency: config.defaultCurrency,
-      clock,
-      compensator: deps.compensator,
-      controlDefaults: config.cardControlDefaults,
-      ...(deps.risk !== undefined ? { risk: deps.risk } : {})
-    }
-  })
-  await app.register(healthRoutes, {
-    store: deps.store,
-    rulesLoaded: () => deps.rules.loadedAt() !== null,
-    shuttingDown: () => deps.lifecycle.shuttingDown
-  })
+  await publicRoutes(app, deps, answerCtx)
   app.setNotFoundHandler(async (_request, reply) => {
     reply.code(404)
     return { error: 'NOT_FOUND', message: 'no such route' }
@@ -148,15 +163,27 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   return app
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the admin listener's routes and the scope each needs (all but /metrics) */
+    routeScopes?: readonly RouteScope[]
+  }
+}
+
 export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
+  const tls = deps.config.adminTls
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // a request id unique across instances and restarts: the audit trail names calls by it
+    genReqId: () => randomUUID(),
+    // ADMIN_TLS_*: HTTPS, and with a CA only clients with a certificate it signed get past the handshake
+    ...(tls !== undefined ? { https: { cert: tls.cert, key: tls.key, ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) } } : {}),
     bodyLimit: 64 * 1024,
     // an unknown field in an admin body is a mistake to report, not to drop silently
     ajv: { customOptions: { removeAdditional: false } }
   })
-  closeConnectionsWhenStopping(app, deps.lifecycle)
+  closeConnectionsWhenStopping(app, deps.shutdown)
   // `curl -H 'content-type: application/json' -X POST .../rules/reload` sends no body: take it as none
   const jsonParser = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
@@ -167,17 +194,38 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
   })
   // instants as ISO 8601 beside the epoch-ms fields of every JSON answer (http/iso-times.ts)
   app.addHook('preSerialization', async (_request, _reply, payload) => withIsoTimes(payload))
-  app.get('/metrics', async (_request, reply) => {
+  // before any route: the document is made from the routes as they are registered
+  const answerCtx = answerContext(deps)
+  await apiDocument(app, { publicRoutes: async (twin) => { await publicRoutes(twin, deps, answerCtx) } })
+  app.get('/metrics', {
+    schema: {
+      tags: [TAGS.operations],
+      summary: 'Prometheus metrics (no token needed)',
+      security: [],
+      answers: { 200: { description: 'the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } }
+    }
+  }, async (_request, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()
   })
+  const routeScopes: RouteScope[] = []
+  app.decorate('routeScopes', routeScopes)
   await app.register(async (scope) => {
-    await adminRoutes(scope, { token: deps.config.adminToken, store: deps.store, rules: deps.rules })
+    // first: every route below declares its scope, and every call is checked against it
+    await adminAuth(scope, { keys: deps.config.adminKeys, store: deps.store, routes: routeScopes })
+    await adminRoutes(scope, { store: deps.store, rules: deps.rules })
     await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
-    await eventsRoutes(scope, { ...(deps.events !== undefined ? { relay: deps.events } : {}) })
+    await eventsRoutes(scope, { store: deps.store, ...(deps.events !== undefined ? { relay: deps.events } : {}) })
     const journal = journalFor(deps.store)
     if (journal !== null) await journalRoutes(scope, { journal })
+    const trail = auditTrailFor(deps.store)
+    if (trail !== null) await auditRoutes(scope, { trail })
+    // the API reference and its files: read scope
+    await scope.register(async (docs) => {
+      docs.decorate('adminScope', 'read')
+      await apiDocsRoutes(docs)
+    })
     if (extra !== undefined) await extra(scope)
   })
   return app

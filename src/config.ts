@@ -4,10 +4,13 @@
 import { cleanEnv, str, port, bool, makeValidator, type ReporterOptions } from 'envalid'
 import ipaddr from 'ipaddr.js'
 import { assertTimeZone } from './time.js'
-import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/config.js'
+import { adapterOptionsFromEnv, type AdapterOptionsFromEnv } from './adapters/index.js'
 import { loadControlDefaults, ControlsFileError } from './controls/defaults-file.js'
-import type { CardControls } from './controls/types.js'
+import type { CardControls } from './domain/controls.js'
 import { EVENTS_BACKLOG_MAX_DEFAULT, EVENT_TYPES, isWebhookSecret } from './domain/events.js'
+import { Keyring } from './access/keyring.js'
+import { AdminKeysError } from './access/keys-file.js'
+import { adminTlsOptions, AdminTlsError, type AdminTls } from './access/admin-tls.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -156,6 +159,11 @@ const spec = {
   ADMIN_HOST: str({ default: '127.0.0.1' }),
   ADMIN_PORT: port({ default: 8081 }),
   ADMIN_TOKEN: str({ default: '' }),
+  ADMIN_KEYS_FILE: str({ default: '' }),
+  ADMIN_TLS_CERT: str({ default: '' }),
+  ADMIN_TLS_KEY: str({ default: '' }),
+  ADMIN_TLS_CA: str({ default: '' }),
+  AUDIT_RETENTION_DAYS: intRange(1, 3650)({ default: 90 }),
   DECISION_DEADLINE_MS: intRange(50, PLATFORM_TIMEOUT_MS - 1)({ default: 1200 }),
   TIMEZONE: timeZone({ default: 'UTC' }),
   DEFAULT_CURRENCY: currency({ default: '356' }),
@@ -178,6 +186,8 @@ const spec = {
   WEBHOOK_URL: str({ default: '' }),
   WEBHOOK_SECRET: str({ default: '' }),
   WEBHOOK_EVENTS: list({ default: [] }),
+  EVENTS_RELAY: bool({ default: true }),
+  EVENTS_SENDS_MAX: intRange(1, 1024)({ default: 32 }),
   EVENTS_BACKLOG_MAX: intRange(1024, 1_000_000_000)({ default: EVENTS_BACKLOG_MAX_DEFAULT }),
   COMPENSATION_JOURNAL_DIR: str({ default: './var' }),
   CARD_CONTROLS_FILE: str({ default: '' })
@@ -195,6 +205,14 @@ export interface Config {
   adminHost: string
   adminPort: number
   adminToken: string
+  /** ADMIN_TOKEN and the keys of ADMIN_KEYS_FILE (reloaded on SIGHUP); empty: no admin listener */
+  adminKeys: Keyring
+  /** ADMIN_KEYS_FILE, '' when unset */
+  adminKeysFile: string
+  /** ADMIN_TLS_*: the admin listener speaks HTTPS, and with a CA requires client certificates */
+  adminTls?: AdminTls
+  /** how long audit records are kept in the store (AUDIT_RETENTION_DAYS) */
+  auditRetentionMs: number
   deadlineMs: number
   timezone: string
   defaultCurrency: string
@@ -229,7 +247,15 @@ export interface Config {
   /** the program's default card controls (every kind enabled with no limit without the file) */
   cardControlDefaults: CardControls
   /** WEBHOOK_*: where events are sent (docs/api/events.md); absent: not sent, the outbox keeps the newest */
-  webhook?: { url: string, secret: string, types?: string[] }
+  webhook?: {
+    url: string
+    secret: string
+    types?: string[]
+    /** EVENTS_RELAY: this instance sends events (false: it only writes them; other instances send) */
+    relay: boolean
+    /** EVENTS_SENDS_MAX: sends in flight at most */
+    sendsMax: number
+  }
   /** EVENTS_BACKLOG_MAX: undelivered events kept at most, over all buckets */
   eventsBacklogMax?: number
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
@@ -309,7 +335,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     const variable = /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'adapter configuration'
     problem(variable, message.slice(variable.length).trim() || 'is invalid')
   }
-  const webhook = webhookConfig(clean.WEBHOOK_URL.trim(), clean.WEBHOOK_SECRET.trim(), clean.WEBHOOK_EVENTS)
+  const webhook = webhookConfig(clean.WEBHOOK_URL.trim(), clean.WEBHOOK_SECRET.trim(), clean.WEBHOOK_EVENTS, {
+    relay: bad.has('EVENTS_RELAY') || clean.EVENTS_RELAY, sendsMax: bad.has('EVENTS_SENDS_MAX') ? 1 : clean.EVENTS_SENDS_MAX
+  })
   let cardControlDefaults: CardControls | undefined
   try {
     cardControlDefaults = loadControlDefaults(clean.CARD_CONTROLS_FILE)
@@ -317,7 +345,21 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     if (!(err instanceof ControlsFileError)) throw err
     problem('CARD_CONTROLS_FILE', err.message)
   }
-  if (problems.length > 0 || adapters === undefined || cardControlDefaults === undefined) throw ConfigError.of(problems)
+  let adminKeys: Keyring | undefined
+  try {
+    adminKeys = new Keyring(clean.ADMIN_TOKEN, clean.ADMIN_KEYS_FILE.trim())
+  } catch (err) {
+    if (!(err instanceof AdminKeysError)) throw err
+    problem('ADMIN_KEYS_FILE', err.message)
+  }
+  let adminTls: AdminTls | undefined
+  try {
+    adminTls = adminTlsOptions({ cert: clean.ADMIN_TLS_CERT.trim(), key: clean.ADMIN_TLS_KEY.trim(), ca: clean.ADMIN_TLS_CA.trim() })
+  } catch (err) {
+    if (!(err instanceof AdminTlsError)) throw err
+    problem(err.variable, err.message)
+  }
+  if (problems.length > 0 || adapters === undefined || cardControlDefaults === undefined || adminKeys === undefined) throw ConfigError.of(problems)
   return {
     consumerKey: clean.EXTAUTH_CONSUMER_KEY,
     clientId: clean.EXTAUTH_CLIENT_ID,
@@ -330,6 +372,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     adminHost: clean.ADMIN_HOST,
     adminPort: clean.ADMIN_PORT,
     adminToken: clean.ADMIN_TOKEN,
+    adminKeys,
+    adminKeysFile: clean.ADMIN_KEYS_FILE.trim(),
+    ...(adminTls !== undefined ? { adminTls } : {}),
+    auditRetentionMs: clean.AUDIT_RETENTION_DAYS * 24 * 3600_000,
     deadlineMs: clean.DECISION_DEADLINE_MS,
     timezone: clean.TIMEZONE,
     defaultCurrency: clean.DEFAULT_CURRENCY,
@@ -359,7 +405,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
-function webhookConfig (url: string, secret: string, types: string[]): Config['webhook'] {
+function webhookConfig (url: string, secret: string, types: string[], relay: { relay: boolean, sendsMax: number }): Config['webhook'] {
   if (url === '') {
     if (secret !== '') throw new ConfigError('WEBHOOK_URL', 'is required when WEBHOOK_SECRET is set')
     return undefined
@@ -374,5 +420,5 @@ function webhookConfig (url: string, secret: string, types: string[]): Config['w
   if (!isWebhookSecret(secret)) throw new ConfigError('WEBHOOK_SECRET', 'must be whsec_ followed by at least 16 bytes in base64')
   const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
   if (unknown.length > 0) throw new ConfigError('WEBHOOK_EVENTS', `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`)
-  return { url, secret, ...(types.length > 0 ? { types } : {}) }
+  return { url, secret, ...(types.length > 0 ? { types } : {}), ...relay }
 }

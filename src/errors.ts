@@ -58,7 +58,8 @@ export type ApiErrorWord = keyof typeof API_ERRORS
 export class ExtauthError<W extends ApiErrorWord = ApiErrorWord> extends Error {
   readonly code: `EXTAUTH_ERR_${W}`
   readonly statusCode: number
-  constructor (readonly word: W, message: string) {
+  /** `fields`: more of the answer beside `error` and `message` (the field a validation names) */
+  constructor (readonly word: W, message: string, readonly fields?: Record<string, string>) {
     super(message)
     this.name = 'ExtauthError'
     this.code = `EXTAUTH_ERR_${word}`
@@ -66,8 +67,8 @@ export class ExtauthError<W extends ApiErrorWord = ApiErrorWord> extends Error {
   }
 }
 
-export function apiError (word: ApiErrorWord, message: string): ExtauthError {
-  return new ExtauthError(word, message)
+export function apiError (word: ApiErrorWord, message: string, fields?: Record<string, string>): ExtauthError {
+  return new ExtauthError(word, message, fields)
 }
 
 export function errorBody (word: ApiErrorWord, message: string): { error: ApiErrorWord, message: string } {
@@ -77,7 +78,7 @@ export function errorBody (word: ApiErrorWord, message: string): { error: ApiErr
 /** The one mapping from an error to the admin listener's answer; null for an error that is not ours. */
 export function apiAnswerOf (err: unknown): { status: number, body: { error: ApiErrorWord, message: string } } | null {
   if (!(err instanceof ExtauthError)) return null
-  return { status: err.statusCode, body: errorBody(err.word, err.message) }
+  return { status: err.statusCode, body: { ...errorBody(err.word, err.message), ...err.fields } }
 }
 
 export type StoreRejectionCode =

@@ -5,23 +5,71 @@
 // top level and in request headers; code that logs third-party payloads or errors (the outbound adapters)
 // takes `redactingChild`, which censors them at any of the first three levels.
 import { pino, type Logger, type DestinationStream } from 'pino'
-import { REDACT_CENSOR, REDACT_PATHS, SECRET_KEYS } from './adapters/redact.js'
+import { REDACT_CENSOR, REDACT_PATHS, SECRET_KEYS } from './redact.js'
+import { systemTimers, type Timers } from './timers.js'
 
 const TOP_LEVEL_PATHS = [
   ...SECRET_KEYS.map((k) => /^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`),
   'req.headers.authorization', 'req.headers["x-consumer-custom-id"]', 'headers.authorization', 'headers["x-consumer-custom-id"]'
 ]
 
+/**
+ * What stdout may hold unwritten when whatever reads it falls behind (a stalled log shipper, a full pipe):
+ * past it, new lines are dropped, and counted, rather than held until the process runs out of memory.
+ * About 50,000 decision lines, several seconds of full load.
+ */
+export const LOG_BUFFER_BYTES_MAX = 16 * 1024 * 1024
+/** a quiet process writes what it holds at least this often */
+export const LOG_FLUSH_INTERVAL_MS = 1000
+
 export function createLogger (level: string, stream?: DestinationStream): Logger {
   const opts = { level, base: { service: 'extauth' }, redact: { paths: TOP_LEVEL_PATHS, censor: REDACT_CENSOR } }
   if (stream !== undefined) return pino(opts, stream)
   // stdout through a buffered asynchronous writer: one log line per decision must not cost a syscall each;
-  // pino flushes it on exit
-  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 })
-  // A quiet process must not hold its lines (extauth ready, Redis unreachable, shutting down) until 4 KiB
-  // more arrive, nor lose them to a SIGKILL: flush at least every second.
-  setInterval(() => { try { dest.flush() } catch {} }, 1000).unref()
-  return pino(opts, dest)
+  // pino flushes it on exit (SIGTERM, an uncaught error), not on SIGKILL (docs/operations/runbook.md)
+  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096, maxLength: LOG_BUFFER_BYTES_MAX })
+  const log = pino(opts, dest)
+  flushAndReportDrops(dest, log)
+  return log
+}
+
+export interface BufferedDestination {
+  flush: () => void
+  /** 'drop': a line did not fit in the buffer and was dropped */
+  on: (event: 'drop', fn: () => void) => unknown
+}
+
+/**
+ * A quiet process must not hold its lines (extauth ready, Redis unreachable, shutting down) until 4 KiB more
+ * arrive, nor lose more than a second of them to a SIGKILL: flush at least every LOG_FLUSH_INTERVAL_MS. Lines
+ * dropped while the buffer was full are counted, and reported on the next flush.
+ */
+export function flushAndReportDrops (dest: BufferedDestination, log: Logger, timers: Timers = systemTimers): void {
+  let dropped = 0
+  dest.on('drop', () => { dropped++ })
+  const schedule = (): void => {
+    const t = timers.setTimeout(tick, LOG_FLUSH_INTERVAL_MS)
+    // never what keeps the process alive
+    if (typeof t === 'object' && t !== null && 'unref' in t) (t as NodeJS.Timeout).unref()
+  }
+  const tick = (): void => {
+    try { dest.flush() } catch {}
+    if (dropped > 0) {
+      const n = dropped
+      dropped = 0
+      log.error({ dropped: n, bufferBytesMax: LOG_BUFFER_BYTES_MAX }, 'log lines dropped: stdout was not read fast enough')
+    }
+    schedule()
+  }
+  schedule()
+}
+
+/**
+ * The decision line's logger: the same stream and level, without the redaction walk. Only for lines made of
+ * named fields that hold no secret (reference, urn, codes, rule ids, latency), never a payload or an error.
+ */
+export function unredacted (log: Logger): Logger {
+  return log.child({}, { redact: [] })
 }
 
 /** A child logger that censors the secret keys down to three levels deep, for third-party payloads. */

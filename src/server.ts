@@ -28,17 +28,23 @@ async function main (): Promise<void> {
     process.exit(1)
   }
   const publicApp = await buildPublicApp(services)
-  const adminApp = config.adminToken === '' ? null : await buildAdminApp(services)
+  const adminApp = config.adminKeys.size === 0 ? null : await buildAdminApp(services)
 
   process.on('SIGHUP', () => {
     log.info('SIGHUP: reloading rules')
     services.rulesManager.reload().catch((err: unknown) => { log.error({ err }, 'rules reload failed') })
+    if (config.adminKeysFile === '') return
+    // like the rules: a bad file keeps the keys in use
+    const keys = config.adminKeys.reload()
+    if (keys.ok) log.info({ keys: keys.keys }, 'SIGHUP: admin keys reloaded')
+    else log.error({ err: keys.error }, 'admin keys reload refused; the keys in use stay')
   })
 
-  closeWithGrace({ delay: config.graceMs }, async ({ signal, err }) => {
+  // SIGHUP reloads (above): close-with-grace would otherwise take it as a signal to stop
+  closeWithGrace({ delay: config.graceMs, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err !== undefined) log.error({ err }, 'closing after an error')
     log.info({ signal }, 'shutting down: finishing requests in flight')
-    services.lifecycle.shuttingDown = true
+    services.shutdown.started = true
     await publicApp.close()
     // compensations first: a slow card-lifecycle call on the admin listener must not use up the grace
     // period they need (what is still pending at the end is logged for a person to reverse)
@@ -51,7 +57,7 @@ async function main (): Promise<void> {
 
   await publicApp.listen({ host: config.host, port: config.port })
   if (adminApp === null) {
-    log.warn('ADMIN_TOKEN is not set: the admin listener (admin API, card lifecycle, metrics) is not started')
+    log.warn('neither ADMIN_TOKEN nor ADMIN_KEYS_FILE is set: the admin listener (admin API, card lifecycle, metrics) is not started')
   } else {
     await adminApp.listen({ host: config.adminHost, port: config.adminPort })
   }

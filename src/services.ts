@@ -8,20 +8,17 @@ import { MemoryStore } from './store/memory.js'
 import { RedisStore, createRedisClient } from './store/redis.js'
 import { RulesManager } from './rules/manager.js'
 import { createMetrics, noteAdapterCalls, noteRuleSet, observeAdapterCall, watchHealth, type Metrics } from './metrics.js'
-import { ADAPTER_CALLS, type AdapterCall } from './adapters/options.js'
+import { ADAPTER_CALLS, type AdapterCall, createGatewayAdapter, createPrepaidAdapter, createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/index.js'
 import { Compensator } from './decision/compensator.js'
 import { FileCompensationJournal, type CompensationJournal } from './decision/compensation-journal.js'
 import { ConfigError } from './config.js'
 import { EMBEDDED_STORE_STATUS, redisTarget, watchRedisStatus, type StoreStatus } from './store-status.js'
 import { redactingChild } from './logger.js'
-import { createGatewayAdapter } from './adapters/gateway.js'
-import { createRiskAdapter, RISK_DEFAULT_TIMEOUT_MS } from './adapters/risk.js'
-import { createPrepaidAdapter } from './adapters/prepaid.js'
-import { LoadService } from './lifecycle/loads.js'
-import { TransferService } from './lifecycle/transfers.js'
-import { UnloadService } from './lifecycle/unloads.js'
-import { PreAuthService } from './lifecycle/preauths.js'
-import { riskLookupFrom } from './lifecycle/risk-lookup.js'
+import { LoadService } from './moves/loads.js'
+import { TransferService } from './moves/transfers.js'
+import { UnloadService } from './moves/unloads.js'
+import { PreAuthService } from './moves/preauths.js'
+import { riskLookupFrom } from './decision/risk-lookup.js'
 import { startEvents } from './events/start.js'
 
 export interface Services extends AppDeps {
@@ -35,7 +32,7 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
   if (config.redisUrl === '' && config.redisClusterNodes === undefined && config.redisSentinels === undefined) {
     // config.ts refuses any Redis setting without a Redis to use, so this is a deliberate choice
     log.warn('no REDIS_URL: running on the embedded in-memory store; all state is lost on exit')
-    return { store: new MemoryStore({ retentionMs: config.decisionRetentionMs, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) }), status: EMBEDDED_STORE_STATUS }
+    return { store: new MemoryStore({ retentionMs: config.decisionRetentionMs, auditRetentionMs: config.auditRetentionMs, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) }), status: EMBEDDED_STORE_STATUS }
   }
   const client = createRedisClient({
     ...(config.redisUrl !== '' ? { url: config.redisUrl } : {}),
@@ -44,7 +41,7 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
   })
   const target = redisTarget(config.redisUrl, config.redisClusterNodes)
   client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, waitReplicas: config.redisWaitReplicas, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, auditRetentionMs: config.auditRetentionMs, waitReplicas: config.redisWaitReplicas, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
   const status = watchRedisStatus(client, target, () => store.ready())
   let wasReady = false
   client.on('ready', () => {
@@ -119,10 +116,10 @@ export async function createServices (config: Config, log: Logger, opts: { store
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
   const events = startEvents(config, store, metrics, log)
   compensator.recover()
-  const lifecycle = { shuttingDown: false }
+  const shutdown = { started: false }
   watchHealth(metrics, {
     ...(store.kind === 'redis' ? { redisUp: () => store.ready() } : {}),
-    ready: () => store.ready() && rulesManager.loadedAt !== null && !lifecycle.shuttingDown
+    ready: () => store.ready() && rulesManager.loadedAt !== null && !shutdown.started
   })
   const a = config.adapters
   const onCall = (c: AdapterCall): void => { observeAdapterCall(metrics, c) }
@@ -139,7 +136,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     metrics,
     logger: log,
     compensator,
-    lifecycle,
+    shutdown,
     rulesManager,
     storeStatus,
     storeProblem: storeStatus.problem,

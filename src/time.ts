@@ -80,10 +80,33 @@ function hourOffset (hourStartMs: number, timeZone: string): number {
   return offsetMs
 }
 
-export function zonedParts (epochMs: number, timeZone: string): ZonedParts {
+/**
+ * The zoned parts of the last few seconds asked about. Every request asks for its arrival second (facts,
+ * calendar windows, the local day) and a calendar window for the midnight its period starts at: a few slots
+ * serve them all without a Date per call. The parts are shared: never change one.
+ */
+interface PartsSlot { zone: string, second: number, parts: Readonly<ZonedParts> }
+const partsSlots: PartsSlot[] = Array.from({ length: 4 }, () => ({ zone: '', second: Number.NaN, parts: { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, isoWeekday: 0 } }))
+let partsNext = 0
+
+/** The wall-clock parts of an instant in the zone, to the second. */
+export function zonedParts (epochMs: number, timeZone: string): Readonly<ZonedParts> {
+  const second = Math.floor(epochMs / 1000)
+  for (const slot of partsSlots) {
+    if (slot.second === second && slot.zone === timeZone) return slot.parts
+  }
+  const slot = partsSlots[partsNext] as PartsSlot
+  partsNext = (partsNext + 1) % partsSlots.length
+  slot.parts = computeParts(second * 1000, timeZone)
+  slot.second = second
+  slot.zone = timeZone
+  return slot.parts
+}
+
+function computeParts (epochMs: number, timeZone: string): ZonedParts {
   const offsetMs = hourOffset(Math.floor(epochMs / HOUR_MS) * HOUR_MS, timeZone)
   if (Number.isNaN(offsetMs)) return intlParts(epochMs, timeZone)
-  const d = new Date(Math.floor(epochMs / 1000) * 1000 + offsetMs)
+  const d = new Date(epochMs + offsetMs)
   return {
     year: d.getUTCFullYear(),
     month: d.getUTCMonth() + 1,

@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { freePort } from './helpers/redis.js'
+import { keysFile, keysFileText } from './helpers/admin-keys.js'
+import { makeCerts } from './helpers/certs.js'
 
 const REQUIRED = {
   EXTAUTH_CONSUMER_KEY: 'consumer-key-secret-1',
@@ -113,6 +115,7 @@ t.test('the defaults of README "Configuration"', async t => {
     adminHost: '127.0.0.1',
     adminPort: 8081,
     adminToken: '',
+    adminKeysFile: '',
     trustProxy: false,
     deadlineMs: 1200,
     timezone: 'UTC',
@@ -186,4 +189,49 @@ t.test('every bad variable is named at once, in the error and on stderr, one lin
   const lines = r.stderr.split('\n').filter(l => l !== '')
   t.same(lines.map(l => /^extauth: configuration error: ([A-Z_]+): /.exec(l)?.[1]).sort(), ['DECISION_DEADLINE_MS', 'EXTAUTH_BANK_ID', 'TIMEZONE'], r.stderr)
   t.notMatch(r.stderr, new RegExp(REQUIRED.EXTAUTH_CONSUMER_KEY), 'no secret in it')
+})
+
+t.test('ADMIN_KEYS_FILE: read and checked at start; a bad file names the variable, the file and the entry', async t => {
+  const file = keysFile(t, [{ id: 'reader', key: 'reader-key-1234567890', scopes: ['read'] }])
+  const c = loadConfig({ ...REQUIRED, ADMIN_KEYS_FILE: file.path })
+  t.equal(c.adminKeys.size, 1, 'the file\'s key, no ADMIN_TOKEN')
+  t.equal(c.adminKeys.find('reader-key-1234567890')?.id, 'reader')
+  t.equal(loadConfig({ ...REQUIRED, ADMIN_TOKEN: 't0ken-value-1', ADMIN_KEYS_FILE: file.path }).adminKeys.size, 2, 'with ADMIN_TOKEN: both')
+  t.equal(loadConfig({ ...REQUIRED }).adminKeys.size, 0, 'neither: no key (the admin listener does not start)')
+  const missing = refusal({ ADMIN_KEYS_FILE: `${file.path}.nope` })
+  t.match(missing?.problems, [{ variable: 'ADMIN_KEYS_FILE', message: /\.nope: cannot be read \(ENOENT\)/ }])
+  file.write(JSON.stringify([{ id: 'reader', sha256: 'ab', scopes: ['read'] }]))
+  t.match(refusal({ ADMIN_KEYS_FILE: file.path })?.problems, [{ variable: 'ADMIN_KEYS_FILE', message: /entry 0 \(reader\): sha256 must be 64 hex digits/ }])
+  file.write(keysFileText([{ id: 'same', key: 't0ken-value-1', scopes: ['read'] }]))
+  t.match(refusal({ ADMIN_TOKEN: 't0ken-value-1', ADMIN_KEYS_FILE: file.path })?.problems, [{ variable: 'ADMIN_KEYS_FILE', message: /is ADMIN_TOKEN itself/ }])
+  t.notMatch(refusal({ ADMIN_TOKEN: 't0ken-value-1', ADMIN_KEYS_FILE: file.path })?.message, /t0ken-value-1/, 'the key is not in the message')
+
+  file.write('[1,')
+  const r = await runServer({ ...REQUIRED, ADMIN_KEYS_FILE: file.path })
+  t.equal(r.code, 1, 'the server does not start')
+  t.match(r.stderr, /^extauth: configuration error: ADMIN_KEYS_FILE: .*is not JSON/)
+  t.equal(r.stderr.split('\n').filter(l => l !== '').length, 1, 'one line')
+})
+
+t.test('AUDIT_RETENTION_DAYS: 90 days by default, 1 to 3650', async t => {
+  t.equal(loadConfig({ ...REQUIRED }).auditRetentionMs, 90 * 24 * 3600_000)
+  t.equal(loadConfig({ ...REQUIRED, AUDIT_RETENTION_DAYS: '400' }).auditRetentionMs, 400 * 24 * 3600_000)
+  for (const bad of ['0', '3651', '7.5', 'x']) t.equal(refusal({ AUDIT_RETENTION_DAYS: bad })?.variable, 'AUDIT_RETENTION_DAYS', bad)
+})
+
+t.test('ADMIN_TLS_*: the combinations and files are checked at start', async t => {
+  const certs = makeCerts(t)
+  const ok = loadConfig({ ...REQUIRED, ADMIN_TLS_CERT: certs.serverCert, ADMIN_TLS_KEY: certs.serverKey, ADMIN_TLS_CA: certs.caCert })
+  t.ok(ok.adminTls?.cert !== undefined && ok.adminTls.key !== undefined && ok.adminTls.ca !== undefined, 'all three: HTTPS with client certificates')
+  t.equal(loadConfig({ ...REQUIRED, ADMIN_TLS_CERT: certs.serverCert, ADMIN_TLS_KEY: certs.serverKey }).adminTls?.ca, undefined, 'cert and key: HTTPS without')
+  t.equal(loadConfig({ ...REQUIRED }).adminTls, undefined, 'none: plain HTTP')
+  const cases: Array<[string, Record<string, string>, string, RegExp]> = [
+    ['a CA alone', { ADMIN_TLS_CA: certs.caCert }, 'ADMIN_TLS_CA', /needs ADMIN_TLS_CERT and ADMIN_TLS_KEY/],
+    ['a certificate without its key', { ADMIN_TLS_CERT: certs.serverCert }, 'ADMIN_TLS_KEY', /is required with ADMIN_TLS_CERT/],
+    ['a key without its certificate', { ADMIN_TLS_KEY: certs.serverKey, ADMIN_TLS_CA: certs.caCert }, 'ADMIN_TLS_CERT', /is required with ADMIN_TLS_KEY/],
+    ['an unreadable file', { ADMIN_TLS_CERT: certs.serverCert, ADMIN_TLS_KEY: `${certs.serverKey}.nope` }, 'ADMIN_TLS_KEY', /cannot be read \(ENOENT\)/],
+    ['a key of another certificate', { ADMIN_TLS_CERT: certs.serverCert, ADMIN_TLS_KEY: certs.clientKey }, 'ADMIN_TLS_CERT', /not a usable certificate and key/],
+    ['a CA that is no certificate', { ADMIN_TLS_CERT: certs.serverCert, ADMIN_TLS_KEY: certs.serverKey, ADMIN_TLS_CA: certs.serverKey }, 'ADMIN_TLS_CA', /not a usable CA certificate/]
+  ]
+  for (const [label, env, variable, message] of cases) t.match(refusal(env)?.problems, [{ variable, message }], label)
 })

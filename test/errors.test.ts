@@ -2,7 +2,7 @@
 // written out by hand so that a change to src/errors.ts has to be made here too, on purpose.
 import t from 'tap'
 import { API_ERRORS, ExtauthError, StoreRejection, apiAnswerOf, apiError } from '../src/errors.js'
-import { LifecycleConflict, LifecycleNotFound } from '../src/lifecycle/outcome.js'
+import { LifecycleConflict, LifecycleNotFound } from '../src/moves/errors.js'
 
 const PINNED: Record<string, number> = {
   VALIDATION: 400,

@@ -1,5 +1,5 @@
-// Runs extauth (`npm start`'s command: node --import tsx src/server.ts) as a child process on free ports with
-// generated caller keys, on the embedded store or on a Redis with a prefix of its own.
+// Runs extauth (`npm start`'s command: node --import tsx src/server.ts, or built JavaScript) as a child process
+// on free ports with generated caller keys, on the embedded store or on a Redis with a prefix of its own.
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,6 +29,8 @@ export interface SpawnOptions {
   name?: string
   /** the caller headers extauth expects; generated when absent */
   keys?: PlatformKeys
+  /** the built server to run (e.g. dist/server.js), as production does; without: the sources through tsx */
+  script?: string
 }
 
 export async function spawnExtauth (opts: SpawnOptions = {}): Promise<SpawnedExtauth> {
@@ -53,7 +55,8 @@ export async function spawnExtauth (opts: SpawnOptions = {}): Promise<SpawnedExt
     ...opts.env
   }
   const logFile = join(tmpdir(), `${opts.name ?? 'extauth'}-${process.pid}-${port}.log`)
-  const child = startChild(['--import', 'tsx', join(REPO_ROOT, 'src/server.ts')], { env, cwd: REPO_ROOT, logFile })
+  const args = opts.script !== undefined ? [opts.script] : ['--import', 'tsx', join(REPO_ROOT, 'src/server.ts')]
+  const child = startChild(args, { env, cwd: REPO_ROOT, logFile })
   const baseUrl = `http://127.0.0.1:${port}`
   try {
     await waitUntilReady(child, `${baseUrl}/health/ready`)

@@ -1,13 +1,13 @@
 // Adapter options from the environment (README "Configuration"). A party is configured when its URL is set; then
 // its other variables are required and checked here, once, with the variable named in the error.
 // Variables beyond the contract (timeouts, paths, the cancellation action) are optional refinements.
-import { AdapterConfigError } from './errors.js'
-import { GATEWAY_HTTP_DEFAULTS } from './gateway.js'
-import type { GatewayOptions } from './gateway.js'
-import { PREPAID_HTTP_DEFAULTS } from './prepaid.js'
-import type { PrepaidOptions } from './prepaid.js'
-import { RISK_DEFAULT_TIMEOUT_MS } from './risk.js'
-import type { RiskOptions } from './risk.js'
+import { AdapterConfigError } from './transport/errors.js'
+import { GATEWAY_HTTP_DEFAULTS } from './gateway/adapter.js'
+import type { GatewayOptions } from './gateway/adapter.js'
+import { PREPAID_HTTP_DEFAULTS } from './prepaid/adapter.js'
+import type { PrepaidOptions } from './prepaid/adapter.js'
+import { RISK_DEFAULT_TIMEOUT_MS } from './risk/adapter.js'
+import type { RiskOptions } from './risk/adapter.js'
 
 export interface AdapterOptionsFromEnv {
   gateway?: GatewayOptions

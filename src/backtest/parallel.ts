@@ -1,12 +1,13 @@
-// The replay of an NDJSON journal spread over worker threads, one share of the customers each (shard-worker.ts),
-// merged into one report. The report is the same as a single thread's: shares are merged in arrival order.
+// The replay of an NDJSON journal spread over threads, one share of the customers each: this thread replays the
+// first share, worker threads (shard-worker.ts) the others; merged into one report. The report is the same as a
+// single thread's: shares are merged in arrival order.
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { CompiledRuleSet } from '../rules/types.js'
 import { mergeShards, warmUpFromMs, type BacktestResult } from './engine.js'
 import { JournalLineError, NdjsonJournal } from './ndjson-source.js'
-import type { ShardResult } from './shard.js'
-import type { ShardWorkerData, ShardWorkerMessage } from './shard-worker.js'
+import { ShardReplay, type ShardResult } from './shard.js'
+import { replayShare, type ShardWorkerData, type ShardWorkerMessage } from './shard-worker.js'
 
 export interface ParallelBacktestOptions {
   file: string
@@ -26,7 +27,7 @@ export interface ParallelBacktestOptions {
   progressEvery?: number
 }
 
-/** Worker threads by default: one per processor, at most 4 (each reads the whole file). */
+/** Threads by default (this one and workers): one per processor, at most 4 (each reads the whole file). */
 export function defaultWorkers (): number {
   return Math.min(4, availableParallelism())
 }
@@ -49,30 +50,36 @@ export async function runBacktestParallel (o: ParallelBacktestOptions): Promise<
   const changedMax = o.changedMax ?? 10_000
   const progressEvery = o.progressEvery ?? 100_000
   const warmFromMs = warmUpFromMs([o.baseline, o.candidate], o.fromMs, o.timezone)
-  const earliestMs = await new NdjsonJournal(o.file).earliestMs()
   const shares = o.workers
   const read = new Array<number>(shares).fill(0)
   let reported = 0
+  const progress = (share: number, n: number, atMs: number): void => {
+    read[share] = n
+    const total = read.reduce((a, b) => a + b, 0)
+    if (total >= reported + progressEvery) {
+      reported = total - (total % progressEvery)
+      o.onProgress?.({ read: total, atMs })
+    }
+  }
+  const common = {
+    file: o.file, shares, fromMs: o.fromMs, warmFromMs, toMs: o.toMs, timezone: o.timezone, samplesMax, changedMax,
+    progressEvery: Math.max(1, Math.floor(progressEvery / shares)),
+    ...(o.defaultCurrency !== undefined ? { defaultCurrency: o.defaultCurrency } : {})
+  }
 
+  const workers: Worker[] = []
   const one = async (share: number): Promise<ShardResult> => {
     const data: ShardWorkerData = {
-      file: o.file, share, shares, candidateDir: o.candidateDir, baselineDir: o.baselineDir,
-      candidateVersion: o.candidate.version, baselineVersion: o.baseline.version, baselineMode: o.baselineMode,
-      fromMs: o.fromMs, warmFromMs, toMs: o.toMs, timezone: o.timezone, samplesMax, changedMax,
-      progressEvery: Math.max(1, Math.floor(progressEvery / shares)),
-      ...(o.defaultCurrency !== undefined ? { defaultCurrency: o.defaultCurrency } : {})
+      ...common, share, candidateDir: o.candidateDir, baselineDir: o.baselineDir,
+      candidateVersion: o.candidate.version, baselineVersion: o.baseline.version, baselineMode: o.baselineMode
     }
     const worker = new Worker(workerBoot(), { eval: true, workerData: data })
+    workers.push(worker)
     return await new Promise<ShardResult>((resolve, reject) => {
       let settled = false
       worker.on('message', (m: ShardWorkerMessage) => {
         if (m.type === 'progress') {
-          read[share] = m.read
-          const total = read.reduce((a, b) => a + b, 0)
-          if (total >= reported + progressEvery) {
-            reported = total - (total % progressEvery)
-            o.onProgress?.({ read: total, atMs: m.atMs })
-          }
+          progress(share, m.read, m.atMs)
         } else if (m.type === 'done') {
           settled = true
           resolve(m.result)
@@ -87,7 +94,22 @@ export async function runBacktestParallel (o: ParallelBacktestOptions): Promise<
     }).finally(() => { void worker.terminate() })
   }
 
-  const results = await Promise.all(Array.from({ length: shares }, async (_, i) => await one(i)))
-  const report = mergeShards(results, { candidate: o.candidate, baseline: o.baseline, fromMs: o.fromMs, toMs: o.toMs, warmFromMs, earliestMs, samplesMax, changedMax })
-  return { report, baselineVersion: o.baseline.version, candidateVersion: o.candidate.version, warmFromMs, read: results.reduce((n, r) => n + r.read, 0) }
+  const earliestMs = await new NdjsonJournal(o.file).earliestMs()
+  // The other shares start in workers; this thread, its rule sets at hand, replays the first one meanwhile, and
+  // stops at once if a worker fails.
+  let failure: { err: unknown } | null = null
+  const others = Array.from({ length: shares - 1 }, async (_, i) => await one(i + 1).catch((err: unknown) => {
+    failure ??= { err }
+    throw err
+  }))
+  for (const p of others) p.catch(() => {})
+  try {
+    const shard = new ShardReplay({ candidate: o.candidate, baseline: o.baseline, baselineMode: o.baselineMode, ...common })
+    const mine = await replayShare(shard, { ...common, share: 0 }, (n, atMs) => { progress(0, n, atMs) }, () => failure)
+    const results = [mine, ...await Promise.all(others)]
+    const report = mergeShards(results, { candidate: o.candidate, baseline: o.baseline, fromMs: o.fromMs, toMs: o.toMs, warmFromMs, earliestMs, samplesMax, changedMax })
+    return { report, baselineVersion: o.baseline.version, candidateVersion: o.candidate.version, warmFromMs, read: results.reduce((n, r) => n + r.read, 0) }
+  } finally {
+    for (const w of workers) void w.terminate()
+  }
 }

@@ -4,8 +4,9 @@
 // funds (a transaction that met 51 meets it again), and answers that depended on timing (deadline, conflict).
 import { localDay } from '../controls/input.js'
 import type { JournalEntry } from '../domain/journal.js'
-import type { CompiledRuleSet, Evaluation, Facts, LimitCheck } from '../rules/types.js'
-import { DailyTotals, ReplayWindows, type ReplayWindow } from './windows.js'
+import type { CompiledRuleSet, Evaluation, Facts } from '../rules/types.js'
+import type { LimitCheck } from '../domain/rule-hits.js'
+import { ReplayState, type CustomerState, type ReplayWindow } from './windows.js'
 
 export interface ReplayOutcome {
   code: string
@@ -29,6 +30,9 @@ const STATE_REASONS: ReadonlySet<string> = new Set([
 const TIMING_REASONS: ReadonlySet<string> = new Set(['deadline', 'conflict', 'store_error'])
 
 const NO_HITS: string[] = []
+
+/** The most common outcome, shared rather than built for every decision (outcomes are read, never changed). */
+const APPROVED: ReplayOutcome = Object.freeze({ code: '00', reason: 'approved', ruleId: null, control: null, limit: null, hits: NO_HITS })
 
 export function takenAsRecorded (e: JournalEntry): boolean {
   return e.answeredOnDeadline || TIMING_REASONS.has(e.reason)
@@ -65,20 +69,19 @@ export interface ReplayerOptions {
 export class Replayer {
   readonly set: CompiledRuleSet
   private readonly timezone: string
-  private readonly windows = new ReplayWindows()
-  private readonly daily = new DailyTotals()
+  private readonly state = new ReplayState()
 
   constructor (set: CompiledRuleSet, opts: ReplayerOptions) {
     this.set = set
     this.timezone = opts.timezone
   }
 
-  private window (e: JournalEntry, l: LimitCheck): ReplayWindow {
-    return this.windows.get(e.urn, l.per === 'card' ? e.last4 : null, l.ruleId)
+  private static window (c: CustomerState, e: JournalEntry, l: LimitCheck): ReplayWindow {
+    return c.window(l.per === 'card' ? e.last4 : null, l.ruleId)
   }
 
   /** The card controls' answer (every control off before any limit, as the store), or null when they pass. */
-  private controlsOutcome (e: JournalEntry, atMs: number): ReplayOutcome | null {
+  private controlsOutcome (e: JournalEntry, atMs: number, customer: CustomerState): ReplayOutcome | null {
     const kinds = controlKinds(e)
     if (kinds.length === 0) return null
     const c = e.controls as NonNullable<JournalEntry['controls']>
@@ -93,7 +96,7 @@ export class Replayer {
       }
       if (s.dailyMax !== null) {
         day ??= localDay(atMs, this.timezone)
-        if (this.daily.get(e.urn, e.last4, k, day) + e.debit > s.dailyMax) {
+        if (customer.dayTotal(e.last4, k).on(day) + e.debit > s.dailyMax) {
           return { code: '61', reason: 'control_limit', ruleId: null, control: k, limit: null, hits: NO_HITS }
         }
       }
@@ -102,21 +105,25 @@ export class Replayer {
   }
 
   /** Counts an approval in the windows of the limits that matched and in the controls' daily totals. */
-  private approve (e: JournalEntry, atMs: number, limits: readonly LimitCheck[]): void {
-    for (const l of limits) this.window(e, l).add(atMs, e.debit, atMs - l.retainMs)
+  private approve (e: JournalEntry, atMs: number, limits: readonly LimitCheck[], customer: CustomerState): void {
+    for (const l of limits) Replayer.window(customer, e, l).add(atMs, e.debit, atMs - l.retainMs)
     if (e.debit <= 0) return
     const kinds = controlKinds(e)
     if (kinds.length === 0) return
     const day = localDay(atMs, this.timezone)
-    for (const k of kinds) this.daily.add(e.urn, e.last4, k, day, e.debit)
+    for (const k of kinds) customer.dayTotal(e.last4, k).add(day, e.debit)
   }
 
-  /** Decides the entry again with this set and counts it in this replay's windows. */
-  decide (e: JournalEntry, facts: Facts, atMs: number): ReplayOutcome {
+  /**
+   * Decides the entry again with this set and counts it in this replay's windows. `known`: the customer's state
+   * in this replay, when the caller keeps it (ShardReplay does, for both its replays with one lookup).
+   */
+  decide (e: JournalEntry, facts: Facts, atMs: number, known?: CustomerState): ReplayOutcome {
     if (takenAsRecorded(e)) return recorded(e)
     const state = stateOutcome(e)
     if (state !== null) return state
-    const control = this.controlsOutcome(e, atMs)
+    const customer = known ?? this.state.customer(e.urn)
+    const control = this.controlsOutcome(e, atMs, customer)
     if (control !== null) return control
 
     const ev: Evaluation = this.set.evaluate(facts, atMs)
@@ -128,7 +135,7 @@ export class Replayer {
       out = { code: ev.decline.code, reason: 'rule', ruleId: ev.decline.ruleId, control: null, limit: null, hits }
     } else {
       for (const l of ev.limits) {
-        const w = this.window(e, l)
+        const w = Replayer.window(customer, e, l)
         w.seek(l.windowStartMs)
         const usedBefore = l.measure === 'count' ? w.count : w.amount
         const used = usedBefore + (l.measure === 'count' ? 1 : e.debit)
@@ -142,13 +149,13 @@ export class Replayer {
     }
     if (out !== null) return out
     if (e.reason === 'insufficient_funds') return { code: '51', reason: 'insufficient_funds', ruleId: null, control: null, limit: null, hits }
-    this.approve(e, atMs, ev.limits)
-    return { code: '00', reason: 'approved', ruleId: null, control: null, limit: null, hits }
+    this.approve(e, atMs, ev.limits, customer)
+    return hits.length === 0 ? APPROVED : { code: '00', reason: 'approved', ruleId: null, control: null, limit: null, hits }
   }
 
   /** Keeps the recorded answer (its rules are not at hand) and counts a recorded approval in the windows. */
-  keepRecorded (e: JournalEntry, facts: Facts, atMs: number): ReplayOutcome {
-    if (e.code === '00' && !takenAsRecorded(e)) this.approve(e, atMs, this.set.evaluate(facts, atMs).limits)
+  keepRecorded (e: JournalEntry, facts: Facts, atMs: number, known?: CustomerState): ReplayOutcome {
+    if (e.code === '00' && !takenAsRecorded(e)) this.approve(e, atMs, this.set.evaluate(facts, atMs).limits, known ?? this.state.customer(e.urn))
     return recorded(e)
   }
 }

@@ -1,10 +1,13 @@
-// A worker thread replaying the customers of one share of an NDJSON journal. Every worker reads the whole file
-// (from the page cache after the first) but parses only the lines of its customers: parsing is most of a
-// replay's cost, and customers share no window or daily total, so shares replay independently.
+// A worker thread replaying the customers of one share of an NDJSON journal (the main thread replays the first
+// share itself with replayShare). Every worker reads the whole file
+// (from the page cache after the first) but decodes and parses only the lines of its customers, found in bytes:
+// parsing is much of a replay's cost, and customers share no window or daily total, so shares replay
+// independently.
 import { parentPort, workerData } from 'node:worker_threads'
 import { loadRuleSet } from '../rules/load.js'
-import { NdjsonJournal, shareOfLine } from './ndjson-source.js'
-import { ShardReplay } from './shard.js'
+import { NdjsonJournal } from './ndjson-source.js'
+import type { JournalEntry } from '../domain/journal.js'
+import { ShardReplay, type ShardResult } from './shard.js'
 
 export interface ShardWorkerData {
   file: string
@@ -31,6 +34,26 @@ export type ShardWorkerMessage =
   | { type: 'done', result: ShardReplay['result'] }
   | { type: 'error', name: string, message: string, file?: string, line?: number, code?: string }
 
+/**
+ * Replays the share `d.share` of the file into `shard`, calling `progress` every `d.progressEvery` entries;
+ * stops with the error `failed` returns once it returns one.
+ */
+export async function replayShare (shard: ShardReplay, d: Pick<ShardWorkerData, 'file' | 'share' | 'shares' | 'warmFromMs' | 'toMs' | 'progressEvery'>,
+  progress: (read: number, atMs: number) => void, failed: () => { err: unknown } | null = () => null): Promise<ShardResult> {
+  const journal = new NdjsonJournal(d.file)
+  let next = d.progressEvery
+  for await (const b of journal.readBatches(d.warmFromMs, d.toMs, { share: d.share, shares: d.shares })) {
+    const f = failed()
+    if (f !== null) throw f.err
+    for (let i = 0; i < b.entries.length; i++) shard.push(b.entries[i] as JournalEntry, b.atMs[i] as number)
+    if (shard.result.read >= next && b.atMs.length > 0) {
+      next += d.progressEvery
+      progress(shard.result.read, b.atMs[b.atMs.length - 1] as number)
+    }
+  }
+  return shard.result
+}
+
 const port = parentPort
 if (port !== null) {
   const d = workerData as ShardWorkerData
@@ -44,16 +67,8 @@ if (port !== null) {
       candidate: candidate.set, baseline: baseline.set, baselineMode: d.baselineMode, fromMs: d.fromMs, timezone: d.timezone,
       samplesMax: d.samplesMax, changedMax: d.changedMax, ...(d.defaultCurrency !== undefined ? { defaultCurrency: d.defaultCurrency } : {})
     })
-    const journal = new NdjsonJournal(d.file)
-    let next = d.progressEvery
-    for await (const b of journal.readBatches(d.warmFromMs, d.toMs, (text) => shareOfLine(text, d.shares) === d.share)) {
-      for (let i = 0; i < b.entries.length; i++) shard.push(b.entries[i] as never, b.atMs[i] as number)
-      if (shard.result.read >= next && b.atMs.length > 0) {
-        next += d.progressEvery
-        port.postMessage({ type: 'progress', read: shard.result.read, atMs: b.atMs[b.atMs.length - 1] as number } satisfies ShardWorkerMessage)
-      }
-    }
-    port.postMessage({ type: 'done', result: shard.result } satisfies ShardWorkerMessage)
+    const result = await replayShare(shard, d, (read, atMs) => { port.postMessage({ type: 'progress', read, atMs } satisfies ShardWorkerMessage) })
+    port.postMessage({ type: 'done', result } satisfies ShardWorkerMessage)
   } catch (err) {
     const e = err as Error & { file?: string, line?: number, code?: string }
     port.postMessage({ type: 'error', name: e.name, message: e.message, ...(e.file !== undefined ? { file: e.file } : {}), ...(e.line !== undefined ? { line: e.line } : {}), ...(e.code !== undefined ? { code: e.code } : {}) } satisfies ShardWorkerMessage)

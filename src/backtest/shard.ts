@@ -2,10 +2,14 @@
 // by the baseline and the candidate side by side, compared, and tallied. Customers never share windows or
 // daily totals, so shares by customer replay independently and their tallies add up (merge.ts).
 import type { JournalEntry } from '../domain/journal.js'
-import type { AuthRequest } from '../decision/request.js'
+import type { AuthRequest } from '../domain/request.js'
 import { buildFacts } from '../rules/facts.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import { Replayer, takenAsRecorded, type ReplayOutcome } from './replay.js'
+import { CustomerState } from './windows.js'
+import { detached } from './entry-line.js'
+
+const detachedOrNull = (s: string | null): string | null => (s === null ? null : detached(s))
 import type { DirectionTotals } from './report.js'
 
 /** A reference with the arrival that orders it, so shares merge into the order a single replay would give. */
@@ -68,6 +72,8 @@ export class ShardReplay {
   private readonly cand: Replayer
   private readonly factsOptions: { nowMs: number, timezone: string, risk: null, defaultCurrency?: string }
   private lastMs = -Infinity
+  /** each customer's state in the baseline's replay and in the candidate's, found with one lookup */
+  private readonly customers = new Map<string, { base: CustomerState, cand: CustomerState }>()
   readonly result: ShardResult
 
   constructor (o: ShardOptions) {
@@ -102,8 +108,10 @@ export class ShardReplay {
     this.factsOptions.nowMs = atMs
     const facts = buildFacts(e.request as unknown as AuthRequest, this.factsOptions)
     const versionAtHand = o.baselineMode === 'given' || e.rulesVersion === o.baseline.version
-    const b = versionAtHand ? this.base.decide(e, facts, atMs) : this.base.keepRecorded(e, facts, atMs)
-    const c = this.cand.decide(e, facts, atMs)
+    let customer = this.customers.get(e.urn)
+    if (customer === undefined) this.customers.set(detached(e.urn), customer = { base: new CustomerState(), cand: new CustomerState() })
+    const b = versionAtHand ? this.base.decide(e, facts, atMs, customer.base) : this.base.keepRecorded(e, facts, atMs, customer.base)
+    const c = this.cand.decide(e, facts, atMs, customer.cand)
     if (atMs < o.fromMs) return
 
     r.decisions++
@@ -119,12 +127,12 @@ export class ShardReplay {
           ? 'version_differs'
           : b.reason === 'limit' || b.reason === 'control_limit' || e.reason === 'limit' || e.reason === 'control_limit' ? 'limit' : 'other'
       const detail = `replayed ${describe(b)}, recorded ${describe({ code: e.code, reason: e.reason, ruleId: e.ruleId, control: e.control?.kind ?? null })}`
-      r.unreproduced.push({ atMs, item: { reference: e.reference, urn: e.urn, recorded: e.code, replayed: b.code, kind, detail, recordedVersion: e.rulesVersion } })
+      r.unreproduced.push({ atMs, item: { reference: detached(e.reference), urn: detached(e.urn), recorded: detached(e.code), replayed: b.code, kind, detail: detached(detail), recordedVersion: detached(e.rulesVersion) } })
     }
 
     if (b.code === c.code || takenAsRecorded(e)) return
     r.changedCount++
-    keepEarliest(r.changed, atMs, { reference: e.reference, urn: e.urn, from: b.code, to: c.code, baselineRule: b.ruleId ?? controlId(b), candidateRule: c.ruleId ?? controlId(c) }, o.changedMax)
+    keepEarliest(r.changed, atMs, { reference: detached(e.reference), urn: detached(e.urn), from: detached(b.code), to: detached(c.code), baselineRule: detachedOrNull(b.ruleId ?? controlId(b)), candidateRule: detachedOrNull(c.ruleId ?? controlId(c)) }, o.changedMax)
     if (b.code === '00') {
       r.approvedToDeclined.count++
       r.approvedToDeclined.amount += e.debit
@@ -141,6 +149,6 @@ export class ShardReplay {
   private count (d: DirectionTotals & { samples: Array<Timed<string>> }, e: JournalEntry, atMs: number): void {
     d.count++
     d.amount += e.debit
-    keepEarliest(d.samples, atMs, e.reference, this.o.samplesMax)
+    keepEarliest(d.samples, atMs, detached(e.reference), this.o.samplesMax)
   }
 }

@@ -1,6 +1,7 @@
 // Limit windows and card-control daily totals rebuilt by a replay, with the store's semantics: only
 // approvals count, and a check asks whether this transaction would take the window over its max.
 // Running totals keep the cost of a check independent of a customer's history.
+import { detached } from './entry-line.js'
 
 /** One limit window (one rule, one urn or card): approved entries in time order with the total in the window. */
 export class ReplayWindow {
@@ -59,52 +60,72 @@ export class ReplayWindow {
   }
 }
 
-/**
- * The windows of one rule set's replay, by customer, then card, then rule. Nested maps keyed by the strings
- * as parsed (whose hashes V8 keeps) rather than one joined key, which would be a new string to hash on every
- * lookup: the lookups are most of a replay's own work.
- */
-export class ReplayWindows {
-  private readonly customers = new Map<string, Map<string, Map<string, ReplayWindow>>>()
+/** Approved debits of one card and control kind in the current local day. */
+export class DayTotal {
+  /** the local day (YYYYMMDD) the total is of */
+  private day = ''
+  private total = 0
 
-  /** `last4` null for a window per customer */
-  get (urn: string, last4: string | null, ruleId: string): ReplayWindow {
-    let scopes = this.customers.get(urn)
-    if (scopes === undefined) this.customers.set(urn, scopes = new Map())
-    // '' cannot be a card's last four digits, so it stands for the customer's own scope.
-    const scope = last4 ?? ''
-    let rules = scopes.get(scope)
-    if (rules === undefined) scopes.set(scope, rules = new Map())
-    let w = rules.get(ruleId)
-    if (w === undefined) rules.set(ruleId, w = new ReplayWindow())
-    return w
+  constructor (readonly last4: string, readonly kind: string) {}
+
+  /** the total of that local day before this transaction */
+  on (day: string): number {
+    return this.day === day ? this.total : 0
+  }
+
+  add (day: string, amount: number): void {
+    if (this.day === day) this.total += amount
+    // A later day starts again from zero; an entry of an earlier day arriving late no longer matters.
+    else if (this.day < day) { this.day = day; this.total = amount }
   }
 }
 
-/** Approved debits of one card and control kind in the current local day. */
-export class DailyTotals {
-  private readonly cards = new Map<string, Map<string, Map<string, { day: string, total: number }>>>()
+/** A limit window with what it is the window of. */
+interface ScopedWindow { scope: string, ruleId: string, window: ReplayWindow }
 
-  private entry (urn: string, last4: string, kind: string): { day: string, total: number } {
-    let cards = this.cards.get(urn)
-    if (cards === undefined) this.cards.set(urn, cards = new Map())
-    let kinds = cards.get(last4)
-    if (kinds === undefined) cards.set(last4, kinds = new Map())
-    let e = kinds.get(kind)
-    if (e === undefined) kinds.set(kind, e = { day: '', total: 0 })
-    return e
+/**
+ * One customer's windows (per card or its own, and rule) and card-control daily totals (per card and control
+ * kind) in one rule set's replay. A replay looks the customer up once per decision; a customer has a few
+ * cards and rules, so their state is found by comparing strings along a short list, rather than by maps
+ * that would hash each decision's new strings again.
+ */
+export class CustomerState {
+  private readonly windows: ScopedWindow[] = []
+  private readonly days: DayTotal[] = []
+
+  /** `last4` null for a window of the customer's own */
+  window (last4: string | null, ruleId: string): ReplayWindow {
+    // '' cannot be a card's last four digits, so it stands for the customer's own scope.
+    const scope = last4 ?? ''
+    const ws = this.windows
+    for (let i = 0; i < ws.length; i++) {
+      const w = ws[i] as ScopedWindow
+      if (w.ruleId === ruleId && w.scope === scope) return w.window
+    }
+    const window = new ReplayWindow()
+    ws.push({ scope: detached(scope), ruleId: detached(ruleId), window })
+    return window
   }
 
-  /** the total of that local day (YYYYMMDD) before this transaction */
-  get (urn: string, last4: string, kind: string, day: string): number {
-    const e = this.entry(urn, last4, kind)
-    return e.day === day ? e.total : 0
+  dayTotal (last4: string, kind: string): DayTotal {
+    const ds = this.days
+    for (let i = 0; i < ds.length; i++) {
+      const d = ds[i] as DayTotal
+      if (d.kind === kind && d.last4 === last4) return d
+    }
+    const d = new DayTotal(detached(last4), detached(kind))
+    ds.push(d)
+    return d
   }
+}
 
-  add (urn: string, last4: string, kind: string, day: string, amount: number): void {
-    const e = this.entry(urn, last4, kind)
-    if (e.day === day) e.total += amount
-    // A later day starts again from zero; an entry of an earlier day arriving late no longer matters.
-    else if (e.day < day) { e.day = day; e.total = amount }
+/** The customers of one rule set's replay, by urn. */
+export class ReplayState {
+  private readonly customers = new Map<string, CustomerState>()
+
+  customer (urn: string): CustomerState {
+    let c = this.customers.get(urn)
+    if (c === undefined) this.customers.set(detached(urn), c = new CustomerState())
+    return c
   }
 }

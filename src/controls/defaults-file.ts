@@ -3,7 +3,7 @@
 // on kinds of use the program means to keep off.
 import { readFileSync } from 'node:fs'
 import { parseControls } from './validate.js'
-import { defaultsFrom, OPEN_CONTROLS, type CardControls } from './types.js'
+import { defaultsFrom, OPEN_CONTROLS, type CardControls } from '../domain/controls.js'
 
 export class ControlsFileError extends Error {
   constructor (readonly file: string, readonly entry: string, reason: string) {

@@ -1,22 +1,11 @@
 // What the decision hands the store for the card controls: the kinds that apply to this transaction with
 // the program's defaults, and the local day their daily totals count in.
-import { zonedParts } from '../time.js'
-import { OPEN_CONTROLS, type CardControls, type ControlDefault, type ControlKind, type ControlsInput } from './types.js'
+import { formatDateTime14 } from '../time.js'
+import { OPEN_CONTROLS, type CardControls, type ControlDefault, type ControlKind, type ControlsInput } from '../domain/controls.js'
 
-// The day changes at most once a second: compute it once per second, not per request.
-let lastSecond = Number.NaN
-let lastZone = ''
-let lastDay = ''
-
-/** YYYYMMDD of the instant in the zone. */
+/** YYYYMMDD of the instant in the zone: the date of the answer's responseDateTime, formatted once a second. */
 export function localDay (epochMs: number, timeZone: string): string {
-  const second = Math.floor(epochMs / 1000)
-  if (second === lastSecond && timeZone === lastZone) return lastDay
-  const p = zonedParts(epochMs, timeZone)
-  lastDay = String(p.year).padStart(4, '0') + String(p.month).padStart(2, '0') + String(p.day).padStart(2, '0')
-  lastSecond = second
-  lastZone = timeZone
-  return lastDay
+  return formatDateTime14(epochMs, timeZone).slice(0, 8)
 }
 
 function defaultOf (kind: ControlKind, defaults: CardControls): ControlDefault {

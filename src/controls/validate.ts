@@ -1,44 +1,55 @@
-// Strict reading of the controls shape, shared by PATCH bodies and the defaults file: anything but the exact
-// shape is refused with the field named, so a mistake is reported instead of half applied.
-import { MAX_AMOUNT } from '../store/record.js'
-import { CONTROL_FIELDS, CONTROL_KINDS, type ControlEntries, type ControlEntry, type ControlKind } from './types.js'
+// Strict reading of the controls shape, shared by PATCH bodies (the route's schema) and the defaults file: one
+// JSON Schema, and anything but the exact shape is refused with the field named, so a mistake is reported
+// instead of half applied.
+import type { ErrorObject } from 'ajv'
+import { strictAjv } from '../strict-ajv.js'
+import { MAX_AMOUNT } from '../domain/amounts.js'
+import { CONTROL_FIELDS, CONTROL_KINDS, type ControlEntries } from '../domain/controls.js'
 
 export type ParsedControls =
   | { ok: true, entries: ControlEntries }
   /** `field` is the dotted path of the first bad value (`ECOM.dailyMax`), or '' for the whole document */
   | { ok: false, field: string, message: string }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+const limit = { type: ['integer', 'null'], minimum: 0, maximum: MAX_AMOUNT, description: 'minor units; null for no limit' }
 
-function isAmount (v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_AMOUNT
+/** A set of controls: some kinds, each with some of its fields. */
+export const controlsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: Object.fromEntries(CONTROL_KINDS.map((kind) => [kind, {
+    type: 'object',
+    additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, perTransactionMax: limit, dailyMax: limit }
+  }]))
+}
+
+const validate = strictAjv.compile<ControlEntries>(controlsSchema)
+
+const MESSAGES = {
+  document: `must be an object of ${CONTROL_KINDS.join(', ')}`,
+  kind: 'is not a control (one of ' + CONTROL_KINDS.join(', ') + ')',
+  entry: 'must be an object with enabled, perTransactionMax, dailyMax',
+  field: `is not a field (one of ${CONTROL_FIELDS.join(', ')})`,
+  enabled: 'must be true or false',
+  limit: `must be an integer amount in minor units from 0 to ${MAX_AMOUNT}, or null for no limit`
+}
+
+/** The field and message of the schema's first complaint about a controls document. */
+export function controlsProblem (errors: readonly ErrorObject[]): { field: string, message: string } {
+  const e = errors[0]
+  if (e === undefined) return { field: '', message: MESSAGES.document }
+  const at = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  if (e.keyword === 'additionalProperties') {
+    const name = String((e.params as { additionalProperty: string }).additionalProperty)
+    return at.length === 0 ? { field: name, message: MESSAGES.kind } : { field: `${at.join('.')}.${name}`, message: MESSAGES.field }
+  }
+  if (at.length === 0) return { field: '', message: MESSAGES.document }
+  if (at.length === 1) return { field: at.join('.'), message: MESSAGES.entry }
+  return { field: at.join('.'), message: at[1] === 'enabled' ? MESSAGES.enabled : MESSAGES.limit }
 }
 
 export function parseControls (value: unknown): ParsedControls {
-  if (!isObject(value)) return { ok: false, field: '', message: `must be an object of ${CONTROL_KINDS.join(', ')}` }
-  const entries: ControlEntries = {}
-  for (const [kind, raw] of Object.entries(value)) {
-    if (!(CONTROL_KINDS as readonly string[]).includes(kind)) {
-      return { ok: false, field: kind, message: `is not a control (one of ${CONTROL_KINDS.join(', ')})` }
-    }
-    if (!isObject(raw)) return { ok: false, field: kind, message: 'must be an object with enabled, perTransactionMax, dailyMax' }
-    const entry: ControlEntry = {}
-    for (const [name, v] of Object.entries(raw)) {
-      const field = `${kind}.${name}`
-      if (!(CONTROL_FIELDS as readonly string[]).includes(name)) {
-        return { ok: false, field, message: `is not a field (one of ${CONTROL_FIELDS.join(', ')})` }
-      }
-      if (name === 'enabled') {
-        if (typeof v !== 'boolean') return { ok: false, field, message: 'must be true or false' }
-        entry.enabled = v
-      } else {
-        if (v !== null && !isAmount(v)) {
-          return { ok: false, field, message: `must be an integer amount in minor units from 0 to ${MAX_AMOUNT}, or null for no limit` }
-        }
-        entry[name as 'perTransactionMax' | 'dailyMax'] = v
-      }
-    }
-    entries[kind as ControlKind] = entry
-  }
-  return { ok: true, entries }
+  if (validate(value)) return { ok: true, entries: value }
+  return { ok: false, ...controlsProblem(validate.errors ?? []) }
 }

@@ -1,17 +1,19 @@
 // The decision pipeline (README "The decision"): idempotency → customer/card state → stateless rules → risk (when a
 // rule needs it) → funds and limits, the store's part being one atomic step. It never answers by itself
-// after the deadline: the route's guard does, and aborts `signal`, upon which a decision that may have been
-// committed is compensated.
+// after the deadline: the route's guard does, and runs the request's abort hook first, upon which a decision
+// that may have been committed is compensated.
 import { createHash, randomUUID } from 'node:crypto'
-import type { AuthRequest, ResponseCode } from './request.js'
-import { debitAmountOf } from './amounts.js'
+import type { AuthRequest, ResponseCode } from '../domain/request.js'
+import { debitAmountOf } from '../domain/amounts.js'
 import { buildFacts, type RiskFacts } from '../rules/facts.js'
-import type { CompiledRuleSet, RuleHit } from '../rules/types.js'
-import type { AbandonInput, AuthorizeInput, DecisionReason, Store } from '../store/types.js'
+import type { CompiledRuleSet } from '../rules/types.js'
+import type { RuleHit } from '../domain/rule-hits.js'
+import { abandonInputOf, type AbandonInput, type AuthorizeInput, type DecisionReason, type Store } from '../store/types.js'
 import type { Compensator } from './compensator.js'
 import { isStoreNotDone } from '../errors.js'
-import type { CardControls, ControlHit } from '../controls/types.js'
+import type { CardControls, ControlHit } from '../domain/controls.js'
 import { controlsInputFor } from '../controls/input.js'
+import type { AbortHook } from './deadline.js'
 
 export type PipelineReason = DecisionReason | 'store_error'
 
@@ -53,7 +55,8 @@ export interface DecisionDeps {
 export interface DecideContext {
   arrivedAtMs: number
   deadlineAtMs: number
-  signal: AbortSignal
+  /** the request's deadline guard (src/decision/deadline.ts): one per request */
+  abort: AbortHook
   /** unique per request attempt; generated when absent */
   attempt?: string
 }
@@ -96,15 +99,14 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
   let risk: RiskFacts | null = null
   if (rules.needsRisk && deps.risk !== undefined) {
     const budgetMs = ctx.deadlineAtMs - clock() - STORE_RESERVE_MS
-    risk = budgetMs > 0 ? await deps.risk(req, { budgetMs, signal: ctx.signal }) : null
+    risk = budgetMs > 0 ? await deps.risk(req, { budgetMs, signal: ctx.abort.signal }) : null
   }
   const facts = buildFacts(req, { nowMs: ctx.arrivedAtMs, timezone: deps.timezone, risk, defaultCurrency: deps.defaultCurrency })
   const ev = rules.evaluate(facts, ctx.arrivedAtMs)
 
-  const base = { debitAmount, rulesVersion: rules.version }
-  if (ctx.signal.aborted) {
+  if (ctx.abort.aborted) {
     // the guard has answered; nothing was sent, nothing to undo
-    return { ...base, code: '05', reason: 'deadline', ruleId: null, replayed: false, shadowHits: [] }
+    return { debitAmount, rulesVersion: rules.version, code: '05', reason: 'deadline', ruleId: null, replayed: false, shadowHits: [] }
   }
 
   const input: AuthorizeInput = {
@@ -118,7 +120,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     deadlineAtMs: ctx.deadlineAtMs,
     decline: ev.decline,
     limits: ev.limits,
-    controls: controlsInputFor(req.channel, facts.crossBorder === true, { nowMs: ctx.arrivedAtMs, timezone: deps.timezone, ...(deps.controlDefaults !== undefined ? { defaults: deps.controlDefaults } : {}) }),
+    controls: controlsInputFor(req.channel, facts.crossBorder === true, { nowMs: ctx.arrivedAtMs, timezone: deps.timezone, defaults: deps.controlDefaults }),
     meta: {
       rulesVersion: rules.version,
       shadowHits: ev.shadowHits,
@@ -131,46 +133,34 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
       ...(risk !== null ? { risk } : {})
     }
   }
-  const abandonInput: AbandonInput = {
-    urn: input.urn,
-    reference: input.reference,
-    attempt,
-    fingerprint: input.fingerprint,
-    limits: input.limits,
-    last4: input.last4,
-    arrivedAtMs: ctx.arrivedAtMs,
-    deadlineAtMs: ctx.deadlineAtMs,
-    ...(input.controls !== undefined ? { controls: input.controls } : {})
-  }
-  const compensate = (): void => { deps.compensator?.abandon(abandonInput) }
-  ctx.signal.addEventListener('abort', compensate, { once: true })
-
-  // The listener stays after success: an abort then means the guard answered 05 without this decision.
+  // built only when it is needed: an abort or a failed store call
+  const abandonInput = (tombstone: boolean): AbandonInput =>
+    tombstone ? abandonInputOf(input) : { ...abandonInputOf(input), tombstone: false }
+  // One slot, set and cleared here: the hook holds nothing past this decision, whoever holds the hook. It is
+  // kept after success until the guard lets go of the request (`finish` clears it): an abort before that
+  // means the guard answered 05 without this decision.
+  ctx.abort.onAbort(() => { deps.compensator?.abandon(abandonInput(true)) })
   let result
   try {
     result = await deps.store.authorize(input)
   } catch (err) {
-    ctx.signal.removeEventListener('abort', compensate)
+    ctx.abort.onAbort(null)
     // This attempt is answered 05. A store that surely did nothing (a typed error, see store/redis.ts `send`)
     // needs no tombstone, but an earlier attempt at the same reference may hold money the platform now hears
     // declined: release only that.
-    deps.compensator?.abandon(isStoreNotDone(err) ? { ...abandonInput, tombstone: false } : abandonInput)
+    deps.compensator?.abandon(abandonInput(!isStoreNotDone(err)))
     throw err
   }
 
-  const shadowHits = [...ev.shadowHits.map((h: RuleHit) => h.ruleId), ...result.shadowLimitHits]
-  let values: Record<string, unknown> | undefined
-  if (result.reason === 'rule') values = ev.decline?.values
-  else if (result.reason === 'limit') values = ev.limits.find((l) => l.ruleId === result.ruleId)?.values
-  else if (result.control !== undefined) values = { ...result.control }
-  return {
-    ...base,
-    code: result.code,
-    reason: result.reason,
-    ruleId: result.ruleId,
-    replayed: result.replayed,
-    shadowHits,
-    ...(values !== undefined ? { values } : {}),
-    ...(result.control !== undefined ? { control: result.control } : {})
-  }
+  const shadowHits = ev.shadowHits.length === 0 && result.shadowLimitHits.length === 0 ? [] : [...ev.shadowHits.map((h: RuleHit) => h.ruleId), ...result.shadowLimitHits]
+  const d: Decision = { debitAmount, rulesVersion: rules.version, code: result.code, reason: result.reason, ruleId: result.ruleId, replayed: result.replayed, shadowHits }
+  if (result.reason === 'approved') return d
+  const values = result.reason === 'rule'
+    ? ev.decline?.values
+    : result.reason === 'limit'
+      ? ev.limits.find((l) => l.ruleId === result.ruleId)?.values
+      : result.control !== undefined ? { ...result.control } : undefined
+  if (values !== undefined) d.values = values
+  if (result.control !== undefined) d.control = result.control
+  return d
 }

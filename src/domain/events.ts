@@ -2,7 +2,8 @@
 // Imports nothing of ours.
 export const EVENT_TYPES = [
   'decision.created', 'decision.reversed', 'decision.released', 'funds.credited', 'funds.debited',
-  'customer.updated', 'card.updated', 'card.controls.updated', 'load.completed', 'transfer.completed', 'unload.completed'
+  'customer.updated', 'card.updated', 'card.controls.updated', 'load.completed', 'transfer.completed', 'unload.completed',
+  'audit.recorded'
 ] as const
 export type EventType = typeof EVENT_TYPES[number]
 

@@ -10,7 +10,13 @@
 // What the relay learns of new events: the hint of this instance's own store (at once) and a sweep of every
 // bucket's length (SWEEP_MS) for events written by other instances. It only ever awaits I/O; decisions
 // never wait for it.
+//
+// It gives way to the decisions on a busy instance: at most `sendsMax` sends in flight, and while the event
+// loop is busy (its utilization above `busyElu`) a quarter of that, and a pass waits, up to `yieldMaxMs`,
+// so the passes come fewer and larger. It never stops: past `yieldMaxMs` a pass runs whatever the load, so
+// a retry is late by at most that, and a bucket's lease (renewed by its passes) is kept.
 import { randomUUID } from 'node:crypto'
+import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import type { Logger } from 'pino'
 import type { Outbox, OutboxItem } from './outbox.js'
 import type { Sender } from './webhook.js'
@@ -32,6 +38,12 @@ export interface RelayOptions {
   concurrency?: number
   /** how long a hint waits for others before a pass (ms) */
   gatherMs?: number
+  /** EVENTS_SENDS_MAX: sends in flight at most, over all buckets */
+  sendsMax?: number
+  /** event-loop utilization (0..1) above which passes wait; 1 or more: never */
+  busyElu?: number
+  /** the longest a pass waits for a busy event loop */
+  yieldMaxMs?: number
   /** first retry after at most this (jittered down to half) */
   firstRetryMs?: number
   maxRetryMs?: number
@@ -67,6 +79,17 @@ export class Relay {
   private hintTimer: NodeJS.Timeout | null = null
   private stopped = true
   private sweeping = false
+  private sending = 0
+  private readonly sendWaiters: Array<() => void> = []
+  /** the event loop's utilization over the last sample, and the sampler */
+  private elu = 0
+  private eluMark: EventLoopUtilization | null = null
+  private eluTimer: NodeJS.Timeout | null = null
+  /** since when passes have been held back for a busy event loop (0: not held) */
+  private yieldingSinceMs = 0
+  private yieldTimer: NodeJS.Timeout | null = null
+  /** passes held back for a busy event loop (for the bench and tests) */
+  yields = 0
 
   constructor (opts: RelayOptions) {
     this.o = {
@@ -76,6 +99,9 @@ export class Relay {
       batch: 100,
       concurrency: 16,
       gatherMs: 5,
+      sendsMax: 32,
+      busyElu: 0.9,
+      yieldMaxMs: 1000,
       firstRetryMs: 2000,
       maxRetryMs: 3600_000,
       retryForMs: RETRY_FOR_MS_DEFAULT,
@@ -88,12 +114,26 @@ export class Relay {
   start (): void {
     if (!this.stopped) return
     this.stopped = false
+    if (this.o.busyElu < 1) {
+      this.eluMark = performance.eventLoopUtilization()
+      this.eluTimer = setInterval(() => {
+        const now = performance.eventLoopUtilization()
+        this.elu = performance.eventLoopUtilization(now, this.eluMark ?? undefined).utilization
+        this.eluMark = now
+      }, 100)
+      this.eluTimer.unref()
+    }
     const tick = (): void => {
       if (this.stopped) return
       this.sweep().catch((err) => { this.o.log.warn({ err: (err as Error).message }, 'events: sweep failed') })
         .finally(() => { if (!this.stopped) this.sweepTimer = setTimeout(tick, this.o.sweepMs) })
     }
     tick()
+  }
+
+  /** whether this instance is sending (EVENTS_RELAY) */
+  get started (): boolean {
+    return !this.stopped
   }
 
   /** The store wrote an event in this bucket. */
@@ -113,6 +153,9 @@ export class Relay {
     this.stopped = true
     if (this.sweepTimer !== null) clearTimeout(this.sweepTimer)
     if (this.hintTimer !== null) clearTimeout(this.hintTimer)
+    if (this.eluTimer !== null) clearInterval(this.eluTimer)
+    if (this.yieldTimer !== null) clearTimeout(this.yieldTimer)
+    this.yieldTimer = null
     for (const [bucket, h] of this.held) {
       if (h.timer !== null) clearTimeout(h.timer)
       await this.o.outbox.unlease(bucket, this.consumer).catch(() => {})
@@ -171,7 +214,23 @@ export class Relay {
     await this.o.outbox.unlease(bucket, this.consumer).catch(() => {})
   }
 
+  /** true when passes should wait for the decisions now (and a later pump is scheduled) */
+  private yielding (): boolean {
+    if (this.elu < this.o.busyElu) { this.yieldingSinceMs = 0; return false }
+    const now = this.o.clock()
+    if (this.yieldingSinceMs === 0) this.yieldingSinceMs = now
+    // held back long enough: this pass runs, whatever the load
+    if (now - this.yieldingSinceMs >= this.o.yieldMaxMs) { this.yieldingSinceMs = now; return false }
+    this.yields++
+    if (this.yieldTimer === null) {
+      this.yieldTimer = setTimeout(() => { this.yieldTimer = null; if (!this.stopped) this.pump() }, Math.min(100, this.o.yieldMaxMs))
+      this.yieldTimer.unref()
+    }
+    return true
+  }
+
   private pump (): void {
+    if (this.due.size === 0 || this.yielding()) return
     for (const b of this.due) {
       if (this.running.size >= this.o.concurrency) return
       if (this.running.has(b)) continue
@@ -255,6 +314,20 @@ export class Relay {
     else if (left.length > 0) this.later(bucket, h, Math.min(...left.map((p) => p.nextAtMs)) - o.clock())
   }
 
+  private async sendBounded (event: WebhookEvent): Promise<Awaited<ReturnType<Sender>>> {
+    // a quarter of the bound while the event loop is busy
+    const max = (): number => this.elu >= this.o.busyElu ? Math.max(1, Math.floor(this.o.sendsMax / 4)) : this.o.sendsMax
+    while (this.sending >= max()) await new Promise<void>((resolve) => this.sendWaiters.push(resolve))
+    this.sending++
+    try {
+      return await this.o.send(event)
+    } finally {
+      this.sending--
+      // each waiter checks the bound again (it may have grown since the loop calmed down)
+      for (const wake of this.sendWaiters.splice(0)) wake()
+    }
+  }
+
   /** true when the event is settled (delivered, parked, filtered or dropped) */
   private async attempt (p: Pending): Promise<boolean> {
     const o = this.o
@@ -265,7 +338,7 @@ export class Relay {
     }
     const now = o.clock()
     if (p.nextAtMs > now) return false
-    const r = await o.send(p.event)
+    const r = await this.sendBounded(p.event)
     const writtenMs = Date.parse(p.event.createdAt)
     if (r.ok) {
       o.metrics.delivered.inc({ type: p.event.type })

@@ -1,4 +1,5 @@
-// Wires the relay to the store the configuration chose, when WEBHOOK_URL is set.
+// Wires the relay to the store the configuration chose, when WEBHOOK_URL is set. With EVENTS_RELAY=false the
+// relay is built but never started: the instance writes events and serves the parked list, others send.
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import type { Store } from '../store/types.js'
@@ -14,7 +15,9 @@ export function startEvents (config: Config, store: Store, metrics: Metrics, log
   const w = config.webhook
   if (w === undefined) return undefined
   let outbox: Outbox
-  if (store instanceof RedisStore) outbox = new RedisOutbox(store.client, config.redisKeyPrefix)
+  // a connection of its own: a sweep's 1,024 commands never queue ahead of a decision's script
+  let own: RedisStore['client'] | null = null
+  if (store instanceof RedisStore) outbox = new RedisOutbox(own = store.client.duplicate(), config.redisKeyPrefix)
   else if (store instanceof MemoryStore) outbox = new MemoryOutbox(store)
   else return undefined
   const sender = createWebhookSender({ url: w.url, secret: w.secret })
@@ -23,16 +26,25 @@ export function startEvents (config: Config, store: Store, metrics: Metrics, log
     send: sender.send,
     metrics: createEventMetrics(metrics.registry),
     log: log.child({ part: 'events' }),
+    sendsMax: w.sendsMax,
     ...(w.types !== undefined ? { types: new Set(w.types) } : {})
   })
   store.onEvent = (bucket) => { relay.hint(bucket) }
-  relay.start()
+  if (own !== null) {
+    // its failures show in the relay's own warnings; ioredis reconnects by itself
+    own.on('error', () => {})
+    if (w.relay) own.once('ready', () => { relay.start() })
+    own.connect().catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'events: the relay\'s Redis connection failed; retrying') })
+  } else if (w.relay) {
+    relay.start()
+  }
   return {
     relay,
     stop: async () => {
       store.onEvent = null
       await relay.stop()
       await sender.close()
+      own?.disconnect()
     }
   }
 }

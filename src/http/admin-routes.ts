@@ -2,12 +2,14 @@
 // JSON {error, message} with a stable error code.
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { API_ERRORS, apiAnswerOf, apiError, errorBody, StoreRejection } from '../errors.js'
-import { constantTimeEqual } from './caller-checks.js'
+import { auditAfterChange, auditContext } from './admin-auth.js'
 import { asApiError } from './lifecycle-routes.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer, type Store } from '../store/types.js'
 import { amountOf, amountSchema } from './amount.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import type { ReloadResult } from '../rules/manager.js'
+import { TAGS } from './openapi.js'
+import { customerAnswer, decisionAnswer, moneyAnswer, reversalAnswer, rulesAnswer, rulesRefused } from './answer-docs.js'
 
 export interface RulesControl {
   current: () => CompiledRuleSet
@@ -16,7 +18,6 @@ export interface RulesControl {
 }
 
 export interface AdminOptions {
-  token: string
   store: Store
   rules: RulesControl
 }
@@ -44,15 +45,6 @@ function frameworkError (err: FastifyError): unknown {
 export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Promise<void> {
   const { store } = opts
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/metrics') return
-    const h = request.headers.authorization
-    const given = typeof h === 'string' && h.startsWith('Bearer ') ? h.slice(7) : ''
-    if (!constantTimeEqual(given, opts.token) || given === '') {
-      return await reply.code(API_ERRORS.UNAUTHORIZED).send(errorBody('UNAUTHORIZED', 'Authorization: Bearer <ADMIN_TOKEN> required'))
-    }
-  })
-
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
     const ours = apiAnswerOf(asApiError(err)) ?? apiAnswerOf(frameworkError(err))
     if (ours !== null) {
@@ -70,7 +62,11 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   })
 
   app.put<{ Params: { urn: string }, Body: { customerId?: string, status?: typeof CUSTOMER_STATUSES[number] } }>('/admin/v1/customers/:urn', {
+    config: { scope: 'customers:write' },
     schema: {
+      tags: [TAGS.customers],
+      summary: 'Create or update a customer',
+      answers: { 200: customerAnswer },
       params: { type: 'object', properties: { urn: urnParam } },
       body: {
         type: ['object', 'null'],
@@ -83,18 +79,30 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     return customerView(await store.putCustomer(request.params.urn, {
       ...(b.customerId !== undefined ? { customerId: b.customerId } : {}),
       ...(b.status !== undefined ? { status: b.status } : {})
-    }))
+    }, auditContext(request)))
   })
 
   app.put<{ Params: { urn: string, last4: string }, Body: { status: typeof CARD_STATUSES[number] } }>('/admin/v1/customers/:urn/cards/:last4', {
+    config: { scope: 'customers:write' },
     schema: {
+      tags: [TAGS.customers],
+      summary: 'Register or update a card',
+      answers: { 200: customerAnswer },
+      errors: ['CUSTOMER_NOT_FOUND'],
       params: { type: 'object', properties: { urn: urnParam, last4: { type: 'string', pattern: '^[0-9]{4}$' } } },
       body: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { type: 'string', enum: CARD_STATUSES } } }
     }
-  }, async (request) => customerView(await store.putCard(request.params.urn, request.params.last4, request.body.status)))
+  }, async (request) => customerView(await store.putCard(request.params.urn, request.params.last4, request.body.status, auditContext(request))))
 
   app.get<{ Params: { urn: string } }>('/admin/v1/customers/:urn', {
-    schema: { params: { type: 'object', properties: { urn: urnParam } } }
+    config: { scope: 'read' },
+    schema: {
+      tags: [TAGS.customers],
+      summary: 'A customer: status, available funds and cards',
+      answers: { 200: customerAnswer },
+      errors: ['CUSTOMER_NOT_FOUND'],
+      params: { type: 'object', properties: { urn: urnParam } }
+    }
   }, async (request) => {
     const c = await store.getCustomer(request.params.urn)
     if (c === null) throw new StoreRejection('CUSTOMER_NOT_FOUND', `no customer ${request.params.urn}`)
@@ -103,22 +111,35 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
 
   for (const kind of ['credits', 'debits'] as const) {
     app.post<{ Params: { urn: string }, Body: { amount: string | number, reference: string } }>(`/admin/v1/customers/:urn/${kind}`, {
+      config: { scope: 'money:write' },
       schema: {
+        tags: [TAGS.customers],
+        summary: kind === 'credits' ? 'Add funds; idempotent on the reference' : 'Remove funds; idempotent on the reference, never below zero',
+        answers: { 200: moneyAnswer },
+        errors: ['CUSTOMER_NOT_FOUND', 'REFERENCE_CONFLICT', kind === 'credits' ? 'BALANCE_LIMIT' : 'INSUFFICIENT_FUNDS'],
         params: { type: 'object', properties: { urn: urnParam } },
         body: { type: 'object', required: ['amount', 'reference'], additionalProperties: false, properties: { amount: amountSchema, reference: moneyRef } }
       }
     }, async (request) => {
       const amount = amountOf(request.body.amount)
       const { urn } = request.params
+      const audit = auditContext(request, { reference: request.body.reference, amount: String(amount) })
       const r = kind === 'credits'
-        ? await store.credit(urn, amount, request.body.reference)
-        : await store.debit(urn, amount, request.body.reference)
+        ? await store.credit(urn, amount, request.body.reference, undefined, audit)
+        : await store.debit(urn, amount, request.body.reference, undefined, audit)
       return { urn, reference: request.body.reference, amount: String(amount), available: String(r.available), replayed: r.replayed }
     })
   }
 
   app.get<{ Params: { urn: string, ref: string } }>('/admin/v1/customers/:urn/decisions/:ref', {
-    schema: { params: { type: 'object', properties: { urn: urnParam, ref: refParam } } }
+    config: { scope: 'read' },
+    schema: {
+      tags: [TAGS.decisions],
+      summary: 'The stored decision of a reference',
+      answers: { 200: decisionAnswer },
+      errors: ['DECISION_NOT_FOUND'],
+      params: { type: 'object', properties: { urn: urnParam, ref: refParam } }
+    }
   }, async (request) => {
     const rec = await store.getDecision(request.params.urn, request.params.ref)
     if (rec === null) throw new StoreRejection('DECISION_NOT_FOUND', `no decision ${request.params.ref} for ${request.params.urn}`)
@@ -127,24 +148,40 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   })
 
   app.post<{ Params: { urn: string, ref: string }, Body: { amount?: string | number } | null }>('/admin/v1/customers/:urn/decisions/:ref/reversal', {
+    config: { scope: 'money:write' },
     schema: {
+      tags: [TAGS.decisions],
+      summary: 'Release an approved hold, whole or in part; idempotent',
+      answers: { 200: reversalAnswer },
+      errors: ['DECISION_NOT_FOUND', 'NOT_APPROVED', 'EXCEEDS_HOLD', 'ALREADY_REVERSED'],
       params: { type: 'object', properties: { urn: urnParam, ref: refParam } },
       body: { type: ['object', 'null'], additionalProperties: false, properties: { amount: amountSchema } }
     }
   }, async (request) => {
     const amount = request.body?.amount === undefined ? null : amountOf(request.body.amount)
-    const r = await store.reverse(request.params.urn, request.params.ref, amount)
+    const r = await store.reverse(request.params.urn, request.params.ref, amount, auditContext(request, amount === null ? {} : { amount: String(amount) }))
     return { urn: request.params.urn, reference: request.params.ref, released: String(r.released), available: String(r.available), replayed: r.replayed }
   })
 
-  app.get('/admin/v1/rules', async () => {
+  app.get('/admin/v1/rules', {
+    config: { scope: 'read' },
+    schema: { tags: [TAGS.rules], summary: 'The running rule set', answers: { 200: rulesAnswer } }
+  }, async () => {
     const set = opts.rules.current()
     const at = opts.rules.loadedAt()
     return { version: set.version, loadedAt: at === null ? null : new Date(at).toISOString(), rules: set.rules }
   })
 
-  app.post('/admin/v1/rules/reload', async (_request, reply) => {
+  app.post('/admin/v1/rules/reload', {
+    config: { scope: 'rules:reload' },
+    schema: { tags: [TAGS.rules], summary: 'Reload the rule set from RULES_DIR', answers: { 200: rulesAnswer, 422: rulesRefused } }
+  }, async (request, reply) => {
+    const was = opts.rules.current().version
     const r = await opts.rules.reload()
+    // not one store script: audited right after the reload (docs/operations/admin-access.md)
+    await auditAfterChange(store, request, r.ok
+      ? { outcome: 'done', before: { version: was }, after: { version: r.version, rules: r.rules } }
+      : { outcome: 'RULES_INVALID', before: { version: was }, after: { version: opts.rules.current().version } })
     if (!r.ok) {
       reply.code(API_ERRORS.RULES_INVALID)
       return { ...errorBody('RULES_INVALID', 'rule set refused; the running set stays'), errors: r.errors, version: opts.rules.current().version }

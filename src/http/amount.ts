@@ -1,5 +1,5 @@
 // Amounts on the admin listener: a digit string or a whole number of minor units, at least 1.
-import { MAX_AMOUNT } from '../store/record.js'
+import { MAX_AMOUNT } from '../domain/amounts.js'
 import { apiError } from '../errors.js'
 
 export const amountSchema = {

@@ -1,5 +1,5 @@
 // The one answer shape of POST /api/v1/externalAuth, for every outcome including errors (README "The decision").
-import { RESPONSE_CODES, type ResponseCode } from '../decision/request.js'
+import { RESPONSE_CODES, type ResponseCode } from '../domain/request.js'
 import { formatDateTime14 } from '../time.js'
 
 export interface Answer {

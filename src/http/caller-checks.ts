@@ -4,11 +4,28 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import ipaddr from 'ipaddr.js'
 import type { CidrList } from '../config.js'
 
-/** Equal-length digests make the comparison's time independent of where the strings differ. */
-export function constantTimeEqual (a: string, b: string): boolean {
-  const da = createHash('sha256').update(a).digest()
-  const db = createHash('sha256').update(b).digest()
-  return timingSafeEqual(da, db)
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest()
+
+// The expected side is a configured credential (the consumer key, the admin token), the same on every
+// request: its digest is kept rather than recomputed per request. Bounded, for credentials that change.
+const expectedDigests = new Map<string, Buffer>()
+const expectedDigestsMax = 4
+
+function expectedDigest (s: string): Buffer {
+  let d = expectedDigests.get(s)
+  if (d === undefined) {
+    if (expectedDigests.size >= expectedDigestsMax) expectedDigests.clear()
+    expectedDigests.set(s, d = digest(s))
+  }
+  return d
+}
+
+/**
+ * Equal-length digests make the comparison's time independent of where the strings differ. `expected` is
+ * the configured credential (its digest is kept), `given` what the caller sent.
+ */
+export function constantTimeEqual (given: string, expected: string): boolean {
+  return timingSafeEqual(digest(given), expectedDigest(expected))
 }
 
 export function ipAllowed (ip: string, allowed: CidrList): boolean {

@@ -1,10 +1,10 @@
 // POST /api/v1/externalAuth: caller checks, body validation, the decision under a deadline guard, and the
 // contract's answer shape for every outcome.
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyError } from 'fastify'
-import { Ajv } from 'ajv'
-import type { AuthRequest, ResponseCode } from '../decision/request.js'
+import { strictValidatorCompiler } from '../strict-ajv.js'
+import type { AuthRequest, ResponseCode } from '../domain/request.js'
 import { decide, type Decision, type DecisionDeps, type PipelineReason } from '../decision/pipeline.js'
-import { systemTimers, withDeadline, type Timers } from '../decision/deadline.js'
+import { DeadlineGuard, systemTimers, type Timers } from '../decision/deadline.js'
 import { answerFor, type Answer, type AnswerContext } from './answer.js'
 import { answerSchema, authRequestSchema, EXTERNAL_AUTH_PATH } from './auth-schema.js'
 import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-checks.js'
@@ -12,6 +12,9 @@ import type { CidrList } from '../config.js'
 import type { Metrics } from '../metrics.js'
 import { isStoreNotReplicated } from '../errors.js'
 import { Counter, type Registry } from 'prom-client'
+import { TAGS } from './openapi.js'
+import type { Logger } from 'pino'
+import { unredacted } from '../logger.js'
 
 export { EXTERNAL_AUTH_PATH }
 
@@ -34,8 +37,6 @@ declare module 'fastify' {
   }
 }
 
-// No coercion (a number is not a digit string), no defaults, keep unknown fields (they are ignored).
-const ajv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: true })
 
 /** The reference and urn of a refused body, when they are short strings. */
 function readableIds (body: unknown): { reference?: string, urn?: string } {
@@ -69,12 +70,25 @@ function statusOf (err: FastifyError): number {
   return 200
 }
 
+/** Sends the answer `make` gives; one that cannot be made goes to the route's error handler (the five-field 05). */
+function sendAnswer (reply: FastifyReply, make: () => Answer): void {
+  try {
+    reply.send(make())
+  } catch (err) {
+    reply.send(err)
+  }
+}
+
 export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAuthOptions): Promise<void> {
   const { metrics } = opts
   const log = app.log
+  // the decision line: named, secret-free fields only (src/logger.ts `unredacted`)
+  const decisionLog = unredacted(app.log as Logger)
   const clock = opts.clock ?? { now: Date.now, timers: systemTimers }
+  const guard = new DeadlineGuard(clock)
 
-  function send (reply: FastifyReply, status: number, code: ResponseCode, body: unknown): Answer {
+  /** The answer for `code`, with the reply's status set. */
+  function answerWith (reply: FastifyReply, status: number, code: ResponseCode, body: unknown): Answer {
     const a = answerFor(code, body, opts.answer)
     reply.code(status)
     return a
@@ -91,7 +105,7 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       metrics.conflicts.inc()
       log.warn({ reference: body.transactionReferenceNumber, urn: body.urn }, 'reference conflict: same reference, other amount or card')
     }
-    log.info({
+    decisionLog.info({
       reference: body.transactionReferenceNumber,
       urn: body.urn,
       code,
@@ -134,41 +148,66 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       // are answered before the body is read)
       log.info({ code: err.code, status, reason, ...readableIds(request.body), detail: err.validation !== undefined ? err.message : undefined }, 'bad request')
     }
-    return send(reply, status, '05', request.body)
+    return answerWith(reply, status, '05', request.body)
   })
 
+  function storeFailed (request: FastifyRequest, reply: FastifyReply, body: AuthRequest, err: unknown): Answer {
+    if (isStoreNotReplicated(err)) {
+      // approved on the primary, but too few replicas confirmed it in time: released (the pipeline
+      // handed it to the compensator) and declined, so a failover cannot lose a 00
+      metrics.replicationShortfalls.inc()
+      log.warn({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'approval not confirmed by the replicas; released and answered 05')
+      logDecision(request, body, '05', 'not_replicated')
+      return answerWith(reply, 200, '05', body)
+    }
+    metrics.storeErrors.inc({ op: 'authorize' })
+    const problem = opts.storeProblem?.() ?? null
+    log.error({ err: (err as Error).message, ...problem, reference: body.transactionReferenceNumber, urn: body.urn },
+      problem === null ? 'store error; answered 05' : `store error; answered 05: redis ${problem.redis ?? ''} unreachable: ${problem.cause ?? ''}`)
+    logDecision(request, body, '05', 'store_error')
+    return answerWith(reply, 200, '05', body)
+  }
+
   app.post(EXTERNAL_AUTH_PATH, {
-    schema: { body: authRequestSchema, response: { '2xx': answerSchema, '4xx': answerSchema } },
-    validatorCompiler: ({ schema }) => ajv.compile(schema),
-    bodyLimit: 16 * 1024
-  }, async (request, reply): Promise<Answer> => {
+    schema: {
+      tags: [TAGS.public],
+      summary: 'Approve or decline a card transaction (the prepaid platform\'s External Authorization call)',
+      description: 'Every outcome, including a refused request, answers the same shape; `responseCode` 00 approves, ' +
+        'anything else declines. Answered within the deadline (DEADLINE_MS), 05 when no decision was reached in time.',
+      body: authRequestSchema,
+      response: { '2xx': answerSchema, '4xx': answerSchema },
+      answers: {
+        '2xx': { ...answerSchema, description: 'the decision (200), also for an internal error (05)' },
+        '4xx': { ...answerSchema, description: '05: a malformed body (400), wrong caller headers (401) or a source address not allowed (403)' }
+      }
+    },
+    // no coercion (a number is not a digit string), no defaults, unknown fields kept (they are ignored)
+    validatorCompiler: strictValidatorCompiler,
+    bodyLimit: 16 * 1024,
+    // no child logger per request: this route logs through `log` and `decisionLog`, never `request.log`
+    childLoggerFactory: (logger) => logger
+  }, async (request, reply) => {
     const body = request.body as AuthRequest
     const arrivedAtMs = request.arrivedAtMs
     const deadlineAtMs = arrivedAtMs + opts.deadlineMs
-    try {
-      const g = await withDeadline(deadlineAtMs, async (signal) => await decide(body, { arrivedAtMs, deadlineAtMs, signal }, opts.decision), clock)
-      if (g.onDeadline) {
-        metrics.deadlineHits.inc()
-        logDecision(request, body, '05', 'deadline')
-        return send(reply, 200, '05', body)
+    // The answer is sent by whichever comes first, the decision or the guard's deadline, with no promise
+    // or timer of its own; the handler returns the reply to say it is sent later.
+    const f = guard.start(deadlineAtMs, () => sendAnswer(reply, () => {
+      metrics.deadlineHits.inc()
+      logDecision(request, body, '05', 'deadline')
+      return answerWith(reply, 200, '05', body)
+    }))
+    decide(body, { arrivedAtMs, deadlineAtMs, abort: f }, opts.decision).then((d) => {
+      if (guard.finish(f)) {
+        sendAnswer(reply, () => {
+          logDecision(request, body, d.code, d.reason, d)
+          return answerWith(reply, 200, d.code, body)
+        })
       }
-      logDecision(request, body, g.value.code, g.value.reason, g.value)
-      return send(reply, 200, g.value.code, body)
-    } catch (err) {
-      if (isStoreNotReplicated(err)) {
-        // approved on the primary, but too few replicas confirmed it in time: released (the pipeline
-        // handed it to the compensator) and declined, so a failover cannot lose a 00
-        metrics.replicationShortfalls.inc()
-        log.warn({ err: (err as Error).message, reference: body.transactionReferenceNumber, urn: body.urn }, 'approval not confirmed by the replicas; released and answered 05')
-        logDecision(request, body, '05', 'not_replicated')
-        return send(reply, 200, '05', body)
-      }
-      metrics.storeErrors.inc({ op: 'authorize' })
-      const problem = opts.storeProblem?.() ?? null
-      log.error({ err: (err as Error).message, ...problem, reference: body.transactionReferenceNumber, urn: body.urn },
-        problem === null ? 'store error; answered 05' : `store error; answered 05: redis ${problem.redis ?? ''} unreachable: ${problem.cause ?? ''}`)
-      logDecision(request, body, '05', 'store_error')
-      return send(reply, 200, '05', body)
-    }
+    }, (err: unknown) => {
+      if (guard.finish(f)) sendAnswer(reply, () => storeFailed(request, reply, body, err))
+    })
+    return reply
   })
 }
+

@@ -2,6 +2,7 @@
 // process is not overloaded and not shutting down.
 import type { FastifyInstance } from 'fastify'
 import type { Store } from '../store/types.js'
+import { TAGS } from './openapi.js'
 
 export interface HealthOptions {
   store: Store
@@ -10,8 +11,23 @@ export interface HealthOptions {
 }
 
 export async function healthRoutes (app: FastifyInstance, opts: HealthOptions): Promise<void> {
-  app.get('/health/live', async () => ({ status: 'ok' }))
-  app.get('/health/ready', async (_request, reply) => {
+  app.get('/health/live', {
+    schema: { tags: [TAGS.health], summary: 'Liveness: the process answers', answers: { 200: { description: 'alive', type: 'object', properties: { status: { const: 'ok' } } } } }
+  }, async () => ({ status: 'ok' }))
+  app.get('/health/ready', {
+    schema: {
+      tags: [TAGS.health],
+      summary: 'Readiness: the store answers, the rules are loaded, not overloaded, not stopping',
+      answers: {
+        200: { description: 'ready', type: 'object', properties: { status: { const: 'ok' } } },
+        503: {
+          description: 'not ready: take the instance out of the pool',
+          type: 'object',
+          properties: { status: { const: 'unavailable' }, reasons: { type: 'array', items: { enum: ['store_unreachable', 'rules_not_loaded', 'overloaded', 'shutting_down'] } } }
+        }
+      }
+    }
+  }, async (_request, reply) => {
     const reasons: string[] = []
     if (!opts.store.ready()) reasons.push('store_unreachable')
     if (!opts.rulesLoaded()) reasons.push('rules_not_loaded')

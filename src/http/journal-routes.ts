@@ -3,10 +3,12 @@
 import type { FastifyInstance } from 'fastify'
 import { apiError } from '../errors.js'
 import { decodeCursor, type JournalReader } from '../journal/source.js'
+import { TAGS } from './openapi.js'
+import { journalAnswer } from './answer-docs.js'
 
 interface SearchQuery { urn?: string, code?: string, reason?: string, rule?: string, from?: string, to?: string, limit?: number, cursor?: string }
 
-function timeOf (v: string | undefined, name: string): number | undefined {
+export function timeOf (v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined
   const ms = Date.parse(v)
   if (!/^\d{4}-\d\d-\d\dT/.test(v) || !Number.isFinite(ms)) throw apiError('VALIDATION', `${name} must be an ISO 8601 date-time`)
@@ -15,7 +17,14 @@ function timeOf (v: string | undefined, name: string): number | undefined {
 
 export async function journalRoutes (app: FastifyInstance, opts: { journal: JournalReader }): Promise<void> {
   app.get<{ Params: { ref: string } }>('/admin/v1/decisions/:ref', {
-    schema: { params: { type: 'object', properties: { ref: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['ref'] } }
+    config: { scope: 'read' },
+    schema: {
+      tags: [TAGS.decisions],
+      summary: 'Every journal entry of a reference, whatever the customer',
+      answers: { 200: journalAnswer },
+      errors: ['DECISION_NOT_FOUND'],
+      params: { type: 'object', properties: { ref: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['ref'] }
+    }
   }, async (request) => {
     const items = await opts.journal.byReference(request.params.ref)
     if (items.length === 0) throw apiError('DECISION_NOT_FOUND', `no decision with reference ${request.params.ref}`)
@@ -23,7 +32,11 @@ export async function journalRoutes (app: FastifyInstance, opts: { journal: Jour
   })
 
   app.get<{ Querystring: SearchQuery }>('/admin/v1/decisions', {
+    config: { scope: 'read' },
     schema: {
+      tags: [TAGS.decisions],
+      summary: 'Search the decision journal by customer, code, reason, rule and time (ISO 8601), newest first',
+      answers: { 200: journalAnswer },
       querystring: {
         type: 'object',
         additionalProperties: false,

@@ -2,15 +2,18 @@
 // decline) answer 200 with a status word; an upstream that could not be heard answers 502 with status
 // FAILED and `retryable`; nothing in the store changed then.
 import type { FastifyInstance } from 'fastify'
-import type { LoadService } from '../lifecycle/loads.js'
-import type { TransferService } from '../lifecycle/transfers.js'
-import type { UnloadService } from '../lifecycle/unloads.js'
-import type { PreAuthService } from '../lifecycle/preauths.js'
-import type { RiskAdapter, RiskAnalyseInput } from '../adapters/risk.js'
-import { isAdapterBadRequest } from '../adapters/errors.js'
-import { LifecycleNotFound, type LifecycleAnswer } from '../lifecycle/outcome.js'
+import type { LoadService } from '../moves/loads.js'
+import type { TransferService } from '../moves/transfers.js'
+import type { UnloadService } from '../moves/unloads.js'
+import type { PreAuthService } from '../moves/preauths.js'
+import { isAdapterBadRequest, type RiskAdapter, type RiskAnalyseInput } from '../adapters/index.js'
+import type { LifecycleAnswer } from '../moves/answer.js'
+import { LifecycleNotFound } from '../moves/errors.js'
 import { apiError } from '../errors.js'
 import { amountOf, amountSchema } from './amount.js'
+import { strictValidatorCompiler } from '../strict-ajv.js'
+import { TAGS } from './openapi.js'
+import { lifecycleAnswers, lifecycleRecord } from './answer-docs.js'
 
 export interface LifecycleOptions {
   loads?: LoadService
@@ -36,7 +39,12 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
   }
 
   app.post<{ Body: Record<string, string | number> }>('/v1/loads', {
+    config: { scope: 'lifecycle', auditAfter: ['urn', 'merchantReferenceNo', 'amount'] },
     schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'Start a card load: the gateway sends the cardholder an OTP',
+      answers: lifecycleAnswers,
+      errors: ['CUSTOMER_NOT_FOUND', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
       body: {
         type: 'object',
         required: ['urn', 'amount', 'merchantReferenceNo', 'pan', 'expDate', 'cvd2', 'nameOnCard', 'mobileNumber'],
@@ -70,11 +78,25 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     return a
   })
 
-  app.get<{ Params: { ref: string } }>('/v1/loads/:ref', { schema: { params: { type: 'object', properties: { ref } } } },
-    async (request) => await (opts.loads ?? notConfigured('gateway')).get(request.params.ref))
+  app.get<{ Params: { ref: string } }>('/v1/loads/:ref', {
+    config: { scope: 'read' },
+    schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'A load as it stands',
+      answers: { 200: lifecycleRecord },
+      errors: ['LOAD_NOT_FOUND', 'NOT_CONFIGURED'],
+      params: { type: 'object', properties: { ref } }
+    }
+  }, async (request) => await (opts.loads ?? notConfigured('gateway')).get(request.params.ref))
 
   app.post<{ Params: { ref: string }, Body: { mobileNumber?: string, email?: string } | null }>('/v1/loads/:ref/otp/resend', {
+    config: { scope: 'lifecycle', auditAfter: [] },
     schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'Send the OTP of a load again',
+      answers: lifecycleAnswers,
+      errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'NOT_CONFIGURED'],
+      
       params: { type: 'object', properties: { ref } },
       body: { type: ['object', 'null'], additionalProperties: false, properties: { mobileNumber: { type: 'string', pattern: '^[0-9+]{6,16}$' }, email: optText(254) } }
     }
@@ -85,7 +107,13 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
   })
 
   app.post<{ Params: { ref: string }, Body: { otp: string } }>('/v1/loads/:ref/otp', {
+    config: { scope: 'lifecycle', auditAfter: [] },
     schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'Verify the OTP; on success the load is authorized and the amount credited, once',
+      answers: lifecycleAnswers,
+      errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'CUSTOMER_NOT_FOUND', 'NOT_CONFIGURED'],
+      
       params: { type: 'object', properties: { ref } },
       body: { type: 'object', required: ['otp'], additionalProperties: false, properties: { otp: { type: 'string', pattern: '^[0-9]{4,8}$' } } }
     }
@@ -97,7 +125,12 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
 
   for (const action of ['capture', 'cancel'] as const) {
     app.post<{ Params: { pgTransactionId: string }, Body: { merchantReferenceNo: string, amount?: string | number } }>(`/v1/preauths/:pgTransactionId/${action}`, {
+      config: { scope: 'lifecycle', auditAfter: ['merchantReferenceNo', 'amount'] },
       schema: {
+        tags: [TAGS.lifecycle],
+        summary: action === 'capture' ? 'Complete a gateway pre-authorization' : 'Cancel a gateway pre-authorization',
+        answers: lifecycleAnswers,
+        errors: ['REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
         params: { type: 'object', properties: { pgTransactionId: { type: 'string', pattern: '^[0-9]{1,8}$' } } },
         body: { type: 'object', required: ['merchantReferenceNo'], additionalProperties: false, properties: { merchantReferenceNo: ref, amount: amountSchema } }
       }
@@ -110,7 +143,12 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
   }
 
   app.post<{ Body: { clientTxnId: string, fromUrn: string, toUrn: string, fromAccountNumber: string, toAccountNumber: string, amount: string | number } }>('/v1/transfers', {
+    config: { scope: 'lifecycle', auditAfter: ['clientTxnId', 'fromUrn', 'toUrn', 'amount'] },
     schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'Move funds between two customers\' wallets on the prepaid platform, once',
+      answers: lifecycleAnswers,
+      errors: ['SAME_CUSTOMER', 'CUSTOMER_NOT_FOUND', 'WRONG_STATE', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
       body: {
         type: 'object',
         required: ['clientTxnId', 'fromUrn', 'toUrn', 'fromAccountNumber', 'toAccountNumber', 'amount'],
@@ -130,20 +168,26 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     return a
   })
 
-  app.get<{ Params: { id: string } }>('/v1/transfers/:id', { schema: { params: { type: 'object', properties: { id: ref } } } },
-    async (request) => await (opts.transfers ?? notConfigured('prepaid')).get(request.params.id))
+  app.get<{ Params: { id: string } }>('/v1/transfers/:id', {
+    config: { scope: 'read' },
+    schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'A transfer as it stands',
+      answers: { 200: lifecycleRecord },
+      errors: ['TRANSFER_NOT_FOUND', 'NOT_CONFIGURED'],
+      params: { type: 'object', properties: { id: ref } }
+    }
+  }, async (request) => await (opts.transfers ?? notConfigured('prepaid')).get(request.params.id))
 
   app.post<{ Body: Record<string, unknown> & { amount: string | number, fee: string | number } }>('/v1/unloads', {
-    // the spec's integers are integers: the listener's validator would otherwise turn "1" into 1
-    preValidation: async (request) => {
-      const b = request.body as Record<string, unknown> | null
-      for (const name of ['sourceType', 'beneficiaryId']) {
-        if (b !== null && typeof b === 'object' && name in b && typeof b[name] !== 'number') {
-          throw apiError('VALIDATION', `body/${name} must be an integer`)
-        }
-      }
-    },
+    config: { scope: 'lifecycle', auditAfter: ['clientTxnId', 'urn', 'amount', 'fee'] },
+    // the spec's integers are integers: the listener's validator would turn "1" into 1
+    validatorCompiler: strictValidatorCompiler,
     schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'Unload funds from a wallet to a bank account: amount + fee held first, final on the platform\'s 00',
+      answers: lifecycleAnswers,
+      errors: ['CUSTOMER_NOT_FOUND', 'WRONG_STATE', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
       body: {
         type: 'object',
         required: ['clientTxnId', 'urn', 'accountNumber', 'amount', 'fee', 'receiver', 'sourceType', 'fundFlowType', 'implId', 'implType', 'beneficiaryId'],
@@ -177,11 +221,24 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
     return a
   })
 
-  app.get<{ Params: { id: string } }>('/v1/unloads/:id', { schema: { params: { type: 'object', properties: { id: ref } } } },
-    async (request) => await (opts.unloads ?? notConfigured('prepaid unload (PREPAID_UNLOAD_PATH)')).get(request.params.id))
+  app.get<{ Params: { id: string } }>('/v1/unloads/:id', {
+    config: { scope: 'read' },
+    schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'An unload as it stands',
+      answers: { 200: lifecycleRecord },
+      errors: ['UNLOAD_NOT_FOUND', 'NOT_CONFIGURED'],
+      params: { type: 'object', properties: { id: ref } }
+    }
+  }, async (request) => await (opts.unloads ?? notConfigured('prepaid unload (PREPAID_UNLOAD_PATH)')).get(request.params.id))
 
   app.post<{ Body: RiskAnalyseInput & { purchaseAmount: number | string } }>('/v1/risk/analyse', {
+    config: { scope: 'lifecycle' },
     schema: {
+      tags: [TAGS.lifecycle],
+      summary: 'Ask the risk service for an assessment (nothing stored)',
+      answers: lifecycleAnswers,
+      errors: ['NOT_CONFIGURED'],
       body: {
         type: 'object',
         required: ['clientTxnRefId', 'acctNumber', 'purchaseAmount', 'txnSourceType'],

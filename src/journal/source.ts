@@ -6,11 +6,15 @@
 // command stays on one slot; the merge happens here. Memory: one page per bucket at a time.
 import { Redis, Cluster } from 'ioredis'
 import type { JournalSource } from '../domain/journal.js'
-import { BUCKETS, Keys, bucketOf, part } from '../store/keys.js'
+import { BUCKETS, Keys, bucketOf, part, refShard } from '../store/keys.js'
 import { normalizeRecord } from '../store/record.js'
+import { REF_LOOKUP_LUA, REINDEX_LUA } from '../store/lua.js'
 import type { DecisionRecord } from '../store/types.js'
 import type { MemoryStore } from '../store/memory.js'
 import { journalEntryOf, type StoredJournalEntry } from './entry.js'
+import { BucketTimeIndex, before, decodeCursor, encodeCursor, type Pos } from '../store/time-index.js'
+
+export { decodeCursor, encodeCursor }
 
 export interface JournalSearch {
   urn?: string
@@ -30,119 +34,14 @@ export interface JournalReader extends JournalSource {
   byReference (reference: string): Promise<StoredJournalEntry[]>
 }
 
-/** A position in the newest-first order: score desc, then bucket desc, then member desc. */
-interface Pos { score: number, bucket: number, member: string }
-
-export function encodeCursor (p: Pos): string {
-  return Buffer.from(JSON.stringify([p.score, p.bucket, p.member])).toString('base64url')
-}
-
-export function decodeCursor (c: string): Pos | null {
-  try {
-    const [score, bucket, member] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as [unknown, unknown, unknown]
-    if (typeof score !== 'number' || typeof bucket !== 'number' || typeof member !== 'string') return null
-    return { score, bucket, member }
-  } catch {
-    return null
-  }
-}
-
-/** a before b in the given order */
-function before (a: Pos, b: Pos, desc: boolean): boolean {
-  if (a.score !== b.score) return desc ? a.score > b.score : a.score < b.score
-  if (a.bucket !== b.bucket) return desc ? a.bucket > b.bucket : a.bucket < b.bucket
-  return desc ? a.member > b.member : a.member < b.member
-}
-
-class Heap {
-  private readonly a: Array<{ pos: Pos, i: number }> = []
-  constructor (private readonly desc: boolean) {}
-  get size (): number { return this.a.length }
-  push (x: { pos: Pos, i: number }): void {
-    const a = this.a
-    a.push(x)
-    for (let k = a.length - 1; k > 0;) {
-      const p = (k - 1) >> 1
-      if (!before((a[k] as typeof x).pos, (a[p] as typeof x).pos, this.desc)) break
-      ;[a[k], a[p]] = [a[p] as typeof x, a[k] as typeof x]
-      k = p
-    }
-  }
-
-  pop (): { pos: Pos, i: number } | undefined {
-    const a = this.a
-    const top = a[0]
-    const last = a.pop()
-    if (a.length > 0 && last !== undefined) {
-      a[0] = last
-      for (let k = 0; ;) {
-        const l = 2 * k + 1
-        const r = l + 1
-        let m = k
-        if (l < a.length && before((a[l] as typeof last).pos, (a[m] as typeof last).pos, this.desc)) m = l
-        if (r < a.length && before((a[r] as typeof last).pos, (a[m] as typeof last).pos, this.desc)) m = r
-        if (m === k) break
-        ;[a[k], a[m]] = [a[m] as typeof last, a[k] as typeof last]
-        k = m
-      }
-    }
-    return top
-  }
-}
-
 const PAGE = 100
 
 export class RedisJournal implements JournalReader {
   private readonly keys: Keys
+  private readonly index: BucketTimeIndex
   constructor (private readonly client: Redis | Cluster, prefix: string) {
     this.keys = new Keys(prefix)
-  }
-
-  /** one bucket's index entries in [fromMs, toMs), in order, after `after` */
-  private async page (bucket: number, fromMs: number, toMs: number, desc: boolean, after: Pos | null): Promise<Pos[]> {
-    const key = this.keys.journalIndex(bucket)
-    // entries sharing the cursor's score are fetched again and skipped by position
-    const lo = desc ? String(fromMs) : after !== null ? String(after.score) : String(fromMs)
-    const hi = desc ? (after !== null ? String(after.score) : `(${toMs}`) : `(${toMs}`
-    const out: Pos[] = []
-    let offset = 0
-    for (;;) {
-      const raw = desc
-        ? await this.client.zrevrangebyscore(key, hi, lo, 'WITHSCORES', 'LIMIT', offset, PAGE)
-        : await this.client.zrangebyscore(key, lo, hi, 'WITHSCORES', 'LIMIT', offset, PAGE)
-      for (let i = 0; i + 1 < raw.length; i += 2) {
-        const pos = { score: Number(raw[i + 1]), bucket, member: raw[i] as string }
-        if (after === null || before(after, pos, desc)) out.push(pos)
-      }
-      offset += PAGE
-      if (out.length > 0 || raw.length < 2 * PAGE) return out
-    }
-  }
-
-  /** every bucket's index merged into one order */
-  private async * merged (buckets: number[], fromMs: number, toMs: number, desc: boolean, start: Pos | null): AsyncGenerator<Pos> {
-    const heads: Pos[][] = []
-    const heap = new Heap(desc)
-    for (let i = 0; i < buckets.length; i += 128) {
-      const pages = await Promise.all(buckets.slice(i, i + 128).map(async (b) => await this.page(b, fromMs, toMs, desc, start)))
-      pages.forEach((p, j) => {
-        heads[i + j] = p
-        if (p.length > 0) heap.push({ pos: p[0] as Pos, i: i + j })
-      })
-    }
-    const taken = new Array<number>(buckets.length).fill(0)
-    while (heap.size > 0) {
-      const top = heap.pop() as { pos: Pos, i: number }
-      yield top.pos
-      const list = heads[top.i] as Pos[]
-      taken[top.i] = (taken[top.i] as number) + 1
-      if ((taken[top.i] as number) >= list.length) {
-        heads[top.i] = await this.page(buckets[top.i] as number, fromMs, toMs, desc, top.pos)
-        taken[top.i] = 0
-      }
-      const next = (heads[top.i] as Pos[])[taken[top.i] as number]
-      if (next !== undefined) heap.push({ pos: next, i: top.i })
-    }
+    this.index = new BucketTimeIndex(client, (bucket) => this.keys.journalIndex(bucket))
   }
 
   private async records (ps: Pos[]): Promise<Array<DecisionRecord | null>> {
@@ -159,7 +58,7 @@ export class RedisJournal implements JournalReader {
       for (const r of await this.records(batch)) if (r !== null) yield journalEntryOf(r)
       batch = []
     }
-    for await (const p of this.merged(all, fromMs, toMs, false, null)) {
+    for await (const p of this.index.merged(all, fromMs, toMs, false, null)) {
       batch.push(p)
       if (batch.length >= PAGE) yield * flush.call(this)
     }
@@ -184,7 +83,7 @@ export class RedisJournal implements JournalReader {
       batch = []
       return false
     }
-    for await (const p of this.merged(buckets, q.fromMs ?? 0, q.toMs ?? Number.MAX_SAFE_INTEGER, true, start)) {
+    for await (const p of this.index.merged(buckets, q.fromMs ?? 0, q.toMs ?? Number.MAX_SAFE_INTEGER, true, start)) {
       if (want !== null && !p.member.startsWith(want)) continue
       batch.push(p)
       if (batch.length >= Math.min(PAGE, q.limit) && await take()) return { items, nextCursor: encodeCursor(last as unknown as Pos) }
@@ -193,30 +92,52 @@ export class RedisJournal implements JournalReader {
     return { items, nextCursor: null }
   }
 
-  async byReference (reference: string): Promise<StoredJournalEntry[]> {
-    const match = `*:${part(reference).replace(/[*?[\]\\]/g, '\\$&')}`
-    const found: Pos[] = []
-    for (let i = 0; i < BUCKETS; i += 128) {
-      const pages = await Promise.all(Array.from({ length: Math.min(128, BUCKETS - i) }, async (_, j) => {
-        const bucket = i + j
-        const out: Pos[] = []
-        let cursor = '0'
-        do {
-          const [next, raw] = await this.client.zscan(this.keys.journalIndex(bucket), cursor, 'MATCH', match, 'COUNT', 1000)
-          cursor = next
-          for (let k = 0; k + 1 < raw.length; k += 2) {
-            const member = raw[k] as string
-            // the member is `urn:reference` with both parts escaped: the reference is what follows the only bare ':'
-            if (member.slice(member.indexOf(':') + 1) === part(reference)) out.push({ score: Number(raw[k + 1]), bucket, member })
-          }
-        } while (cursor !== '0')
-        return out
-      }))
-      found.push(...pages.flat())
+  /**
+   * Puts every kept decision into the reference index (those stored before it existed); safe to run again
+   * and beside live traffic: an entry is added once, and only for a decision still kept. Returns how many.
+   */
+  async reindex (progress: (bucketsDone: number, kept: number) => void = () => {}): Promise<number> {
+    if (!('extauthReindex' in this.client)) this.client.defineCommand('extauthReindex', { lua: REINDEX_LUA, numberOfKeys: 1 })
+    const scripts = this.client as unknown as RefLookup
+    let kept = 0
+    for (let bucket = 0; bucket < BUCKETS; bucket++) {
+      for (let from = 0; ; from += PAGE * 5) {
+        const members = await this.client.zrange(this.keys.journalIndex(bucket), from, from + PAGE * 5 - 1)
+        if (members.length > 0) kept += await scripts.extauthReindex(this.keys.bucketStream(bucket), ...members)
+        if (members.length < PAGE * 5) break
+      }
+      if ((bucket + 1) % 128 === 0) progress(bucket + 1, kept)
     }
-    return (await this.records(found)).filter((r): r is DecisionRecord => r !== null).map(journalEntryOf)
+    return kept
+  }
+
+  /**
+   * Through the reference index (`refIndex` in lua.ts): one field of every bucket, then the decisions it
+   * names, in two round trips. On a single Redis the 1,024 fields are read by one script; on a Cluster one
+   * HGET per bucket goes to its slot's node, side by side.
+   */
+  async byReference (reference: string): Promise<StoredJournalEntry[]> {
+    const ref = part(reference)
+    const shard = refShard(ref)
+    const hashKeys = Array.from({ length: BUCKETS }, (_, b) => this.keys.refIndex(b, shard))
+    const hits: Array<[number, string]> = []
+    if (this.client instanceof Cluster) {
+      const values = await Promise.all(hashKeys.map(async (k) => await this.client.hget(k, ref)))
+      values.forEach((v, b) => { if (v !== null) hits.push([b, v]) })
+    } else {
+      if (!('extauthRefLookup' in this.client)) this.client.defineCommand('extauthRefLookup', { lua: REF_LOOKUP_LUA })
+      const raw = await (this.client as unknown as RefLookup).extauthRefLookup(hashKeys.length, ...hashKeys, ref)
+      for (let i = 0; i + 1 < raw.length; i += 2) hits.push([Number(raw[i]), String(raw[i + 1])])
+    }
+    const found: Pos[] = hits.flatMap(([bucket, urns]) => urns.split(':').map((u) => ({ score: 0, bucket, member: `${u}:${ref}` })))
+    return (await this.records(found)).filter((r): r is DecisionRecord => r !== null && r.reference === reference).map(journalEntryOf)
       .sort((a, b) => b.arrivedAt.localeCompare(a.arrivedAt))
   }
+}
+
+interface RefLookup {
+  extauthRefLookup: (...args: Array<string | number>) => Promise<Array<string | number>>
+  extauthReindex: (...args: string[]) => Promise<number>
 }
 
 function matches (r: DecisionRecord, q: JournalSearch): boolean {
@@ -251,6 +172,6 @@ export class MemoryJournal implements JournalReader {
   }
 
   async byReference (reference: string): Promise<StoredJournalEntry[]> {
-    return this.sorted(true).filter(({ rec }) => rec.reference === reference).map(({ rec }) => journalEntryOf(rec))
+    return this.store.decisionsByReference(reference).map(journalEntryOf).sort((a, b) => b.arrivedAt.localeCompare(a.arrivedAt))
   }
 }

@@ -13,7 +13,8 @@ import type { Operand } from './operators.js'
 import type { CheckedRule } from './validate.js'
 import { ruleSetVersion } from './version.js'
 import { CALENDAR_RETAIN_MS, calendarStartMs, type CalendarPeriod } from './window.js'
-import type { CompiledRuleSet, Evaluation, FactValue, Facts, LimitCheck, RuleHit } from './types.js'
+import type { CompiledRuleSet, Evaluation, Facts } from './types.js'
+import type { FactValue, LimitCheck, RuleHit } from '../domain/rule-hits.js'
 
 type Predicate = (f: Facts) => boolean
 

@@ -3,7 +3,7 @@
 // operators, the value checks, the decline codes), so completion and squiggles agree with what the
 // service refuses. The value and contradiction checks the loader makes on top are not all expressible
 // here; the schema never accepts less than the loader does.
-import { RESPONSE_CODES } from '../decision/request.js'
+import { RESPONSE_CODES } from '../domain/request.js'
 import { FIELD_SPECS, type FieldSpec } from './fields.js'
 import { inValuesMax, OPERATORS_BY_KIND, type Operator } from './operators.js'
 import { ruleDepthMax } from './conditions.js'

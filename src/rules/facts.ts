@@ -1,8 +1,8 @@
 // Builds the facts rules are evaluated against from one request (README "Rules"). Built once per request.
-import type { AuthRequest } from '../decision/request.js'
+import type { AuthRequest } from '../domain/request.js'
 import { zonedParts } from '../time.js'
 import { REQUEST_STRING_FIELDS } from './fields.js'
-import { debitFrom, minorUnits } from '../decision/amounts.js'
+import { debitFrom, minorUnits } from '../domain/amounts.js'
 import type { Facts } from './types.js'
 
 /** What the risk service said, as the risk adapter hands it over; null/undefined when it was not asked. */

@@ -2,7 +2,7 @@
 // objects here; their fields, operators and operands are checked by conditions.ts, which knows the facts'
 // types and can name the exact mistake.
 import { Ajv, type ErrorObject } from 'ajv'
-import { RESPONSE_CODES } from '../decision/request.js'
+import { RESPONSE_CODES } from '../domain/request.js'
 import { ruleError, type RuleError, type RuleErrorCode } from './errors.js'
 import { didYouMean } from './suggest.js'
 

@@ -1,7 +1,7 @@
 // Validates a rule set as a whole (every file, every rule) and returns either the checked rules, ready to
 // compile, or every error found. Nothing here touches the file system: load.ts hands in the files' text.
-import type { ResponseCode } from '../decision/request.js'
-import type { RuleMode } from './types.js'
+import type { ResponseCode } from '../domain/request.js'
+import type { RuleMode } from '../domain/rule-hits.js'
 import { checkWhen, type Condition } from './conditions.js'
 import { ruleError, type RuleError } from './errors.js'
 import { schemaErrors } from './schema.js'

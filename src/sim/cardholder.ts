@@ -3,8 +3,8 @@
 // off and then on. The app's calls go to the admin listener (PATCH .../controls); the spending goes to
 // our endpoint as the platform sends it. The expected codes hold for a card on the RBI defaults
 // (examples/card-controls.rbi.json) with enough funds and no rule in the way.
-import type { AuthRequest } from '../decision/request.js'
-import type { ControlEntries } from '../controls/types.js'
+import type { AuthRequest } from '../domain/request.js'
+import type { ControlEntries } from '../domain/controls.js'
 import type { IssuerCard } from './issuer.js'
 
 export type JourneyStep =

@@ -3,7 +3,7 @@
 // same seed gives the same traffic, so choose a new seed per run unless replays are the point.
 import { randomInt } from 'node:crypto'
 import { Pool } from 'undici'
-import type { AuthRequest } from '../decision/request.js'
+import type { AuthRequest } from '../domain/request.js'
 import { digits, intBetween, pick, seededRandom } from './prng.js'
 
 import { SPEC_CHANNELS as CHANNELS, SPEC_EXTERNAL_AUTH_PATH as EXTERNAL_AUTH_PATH } from './spec-values.js'

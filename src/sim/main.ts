@@ -1,7 +1,7 @@
 // `npm run sim`: the gateway, risk and prepaid simulators on 127.0.0.1, until SIGINT or SIGTERM.
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
-import { REDACT_CENSOR, REDACT_PATHS } from '../adapters/redact.js'
+import { REDACT_CENSOR, REDACT_PATHS } from '../redact.js'
 import { buildGatewaySim } from './gateway-sim.js'
 import { buildPrepaidSim } from './prepaid-sim.js'
 import { buildRiskSim } from './risk-sim.js'

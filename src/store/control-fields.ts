@@ -1,7 +1,7 @@
 // How a card's own controls are kept in the store: one hash field per kind and field (`ECOM|dailyMax`), so
 // a change names only its fields and the authorize step reads only the kinds that apply. Values: '1'/'0'
 // for enabled, digits for a limit, '' for "no limit" (set by the card, unlike a field absent).
-import { CONTROL_FIELDS, CONTROL_KINDS, type ControlDefault, type ControlEntries, type ControlEntry, type ControlKind } from '../controls/types.js'
+import { CONTROL_FIELDS, CONTROL_KINDS, type ControlDefault, type ControlEntries, type ControlEntry, type ControlKind } from '../domain/controls.js'
 
 export function fieldName (kind: ControlKind, field: string): string {
   return `${kind}|${field}`

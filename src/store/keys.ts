@@ -1,6 +1,6 @@
 // Key layout. Every key of one customer carries the hash tag of the customer's bucket, `{b<n>}`, so that one
 // Lua script only ever touches one Redis Cluster slot; the decision stream is per bucket for the same reason.
-import type { LimitCheck } from '../rules/types.js'
+import type { LimitCheck } from '../domain/rule-hits.js'
 
 export const BUCKETS = 1024
 
@@ -33,12 +33,19 @@ export class Keys {
   customer (urn: string): string { return `${this.tag(urn)}:c:${part(urn)}` }
   cards (urn: string): string { return `${this.tag(urn)}:k:${part(urn)}` }
   decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${part(urn)}:${part(reference)}` }
-  moneyOp (urn: string, kind: 'credit' | 'debit', reference: string): string { return `${this.tag(urn)}:o:${kind}:${part(urn)}:${part(reference)}` }
+  moneyOp (urn: string, kind: 'credit' | 'debit' | 'note', reference: string): string { return `${this.tag(urn)}:o:${kind}:${part(urn)}:${part(reference)}` }
   stream (urn: string): string { return this.bucketStream(bucketOf(urn)) }
   /** the bucket's outbox: its events in order (docs/api/events.md) */
   bucketStream (bucket: number): string { return `${this.prefix}{b${bucket}}:s` }
   /** the bucket's journal index: `<urn>:<reference>` parts scored by arrival (see `journal` in lua.ts) */
   journalIndex (bucket: number): string { return `${this.bucketStream(bucket)}:j` }
+  /** the bucket's audit records, scored by the store's clock (see AUDIT in lua.ts) */
+  auditIndex (bucket: number): string { return `${this.bucketStream(bucket)}:a` }
+  /**
+   * the bucket's reference index, one hash of `refIndexShards` by the reference: `<reference>` -> the urns
+   * (escaped, joined by ':') of its decisions in the bucket (see `refIndex` in lua.ts)
+   */
+  refIndex (bucket: number, shard: number): string { return `${this.bucketStream(bucket)}:r:${shard}` }
   /** the decision key of a journal index member */
   decisionOf (bucket: number, member: string): string { return `${this.prefix}{b${bucket}}:d:${member}` }
   /** which instance's relay sends the bucket's events now */
@@ -56,6 +63,19 @@ export class Keys {
     const scope = limit.per === 'card' ? `${part(urn)}:${part(last4)}` : part(urn)
     return `${this.tag(urn)}:l:${part(limit.ruleId)}:${limit.per}:${scope}`
   }
+}
+
+/**
+ * The reference index is split in this many hashes per bucket so that each stays small enough for Redis's
+ * compact encoding (a listpack, up to 128 fields by default) at a million decisions: ~60 fields each.
+ */
+export const REF_INDEX_SHARDS = 16
+
+/** Which of a bucket's reference-index hashes holds an escaped reference; the same sum as `refShard` in lua.ts. */
+export function refShard (referencePart: string): number {
+  let h = 0
+  for (const b of Buffer.from(referencePart, 'utf8')) h = (h * 31 + b) % 65521
+  return h % REF_INDEX_SHARDS
 }
 
 /** A limit-window entry: amount first so a script can sum without a second lookup; reference makes it unique. */

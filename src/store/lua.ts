@@ -38,17 +38,345 @@ local function emit (stream, backlogMax, etype, urn, data, extra)
     if dropped > 0 then redis.call('INCRBY', stream .. ':dropped', dropped) end
   end
 end
+-- The deadline's 05 recorded before anything was decided: nothing held, nothing counted. A decision is this
+-- record with what the script decided written over it, so the two cannot drift apart (deadlineRecord in
+-- src/store/record.ts is the memory store's).
+local function deadlineRecord (urn, reference, last4, attempt, fingerprint, arrivedAtMs, deadlineAtMs, decidedAtMs)
+  return {
+    urn = urn, reference = reference, last4 = last4, attempt = attempt, fingerprint = fingerprint,
+    code = '05', reason = 'deadline', ruleId = cjson.null, debit = '0', held = '0', released = '0',
+    shadowLimitHits = {}, limitEntries = {}, arrivedAtMs = arrivedAtMs, deadlineAtMs = deadlineAtMs, decidedAtMs = decidedAtMs,
+    answeredOnDeadline = true, decidedCode = cjson.null, reversal = cjson.null, meta = cjson.null
+  }
+end
+-- The decision.created event's data: what the record says, and the available balance the script saw
+-- (createdEventOf in src/store/record.ts).
+local function createdEvent (rec, available)
+  return {
+    reference = rec.reference, last4 = rec.last4, code = rec.code, reason = rec.reason, ruleId = rec.ruleId,
+    control = rec.control or cjson.null, debit = rec.debit, held = rec.held, available = available,
+    shadowLimitHits = rec.shadowLimitHits, decidedCode = rec.decidedCode or cjson.null,
+    answeredOnDeadline = rec.answeredOnDeadline, arrivedAtMs = rec.arrivedAtMs, decidedAtMs = rec.decidedAtMs
+  }
+end
+-- The bucket's reference index: 16 hashes '<stream>:r:<shard>' of reference -> the urns (escaped, joined by
+-- ':') with a decision of that reference in the bucket; the shard is a sum over the reference's bytes (refShard
+-- in keys.ts). Lookup by reference alone reads one field per bucket. Same slot as the stream.
+local function refIndex (stream, member, add)
+  local sep = string.find(member, ':', 1, true)
+  local urn, ref = string.sub(member, 1, sep - 1), string.sub(member, sep + 1)
+  local h = 0
+  for i = 1, #ref do h = (h * 31 + string.byte(ref, i)) % 65521 end
+  local key = stream .. ':r:' .. fmt(h % 16)
+  if add then
+    -- one call in the usual case: the reference is new in the bucket
+    if redis.call('HSETNX', key, ref, urn) == 1 then return end
+    local cur = redis.call('HGET', key, ref)
+    for u in string.gmatch(cur, '[^:]+') do if u == urn then return end end
+    redis.call('HSET', key, ref, cur .. ':' .. urn)
+    return
+  end
+  local cur = redis.call('HGET', key, ref)
+  if cur then
+    local left = {}
+    for u in string.gmatch(cur, '[^:]+') do if u ~= urn then table.insert(left, u) end end
+    if #left == 0 then redis.call('HDEL', key, ref) else redis.call('HSET', key, ref, table.concat(left, ':')) end
+  end
+end
 -- The journal's time index of the bucket: member '<urn>:<reference>' (the decision key's tail), scored by
--- arrival; entries past the retention are dropped on the way. A key derived from the stream's, same slot.
+-- arrival, and the reference index, both written with the decision. An entry leaves both once its decision is
+-- gone (expired): of the entries older than the retention, the oldest few are checked on the way, and a
+-- decision still kept (a longer ttl, for a limit's window) stops the trim until it expires. So an index never
+-- lacks a stored decision, and never holds one long after it expired. A key derived from the stream's, same slot.
 local function journal (stream, member, arrivedMs, keepS)
   local key = stream .. ':j'
+  local decisions = string.sub(stream, 1, -2) .. 'd:'
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', '(' .. fmt(arrivedMs - tonumber(keepS) * 1000), 'LIMIT', 0, 8)) do
+    if old ~= member and redis.call('EXISTS', decisions .. old) == 1 then break end
+    redis.call('ZREM', key, old)
+    refIndex(stream, old, false)
+  end
   redis.call('ZADD', key, arrivedMs, member)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(arrivedMs - tonumber(keepS) * 1000))
+  refIndex(stream, member, true)
 end
 local function storeNowMs ()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+`
+
+/**
+ * A limit window's running totals, so a decision costs the same whatever the window holds. Next to each
+ * window (sorted set of '<amount>|<reference>' scored by time) a hash '<window>:t' holds, for every slice of
+ * 1 min, 15 min, 1 h, 6 h, 1 day and 7 days (UTC, epoch-aligned) with an amount in the window, the sum of its
+ * entries (fields 'm<n>', 'q<n>', 'h<n>', 's<n>', 'd<n>', 'w<n>', n = floor(score / slice length)) and 'c' the
+ * amount of all. Field 'v' marks totals that hold every entry of the set ('r', a cursor: those scored before
+ * it, while a window stored before the totals is summed into them); every add, removal and trim of an entry
+ * goes through these functions, which keep it so. The amount from a start on = 'c' when the window holds
+ * nothing older (a rolling window), else the entries of the start's partial minute one by one + at each level
+ * the whole slices to the next level's boundary (forward to the latest entry, or backward to the oldest and
+ * taken from 'c', whichever is shorter): at most one minute's entries and 35 fields, whatever the window holds
+ * (docs/development/money.md, Limit totals). The set stays the record of each entry: its time for a reversal,
+ * and the count limits (ZCOUNT, already logarithmic).
+ */
+const LIMITS = `
+-- slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned)
+local LEVELS = { {'m', 60000}, {'q', 900000}, {'h', 3600000}, {'s', 21600000}, {'d', 86400000}, {'w', 604800000} }
+local function memberAmount (member) return tonumber(string.match(member, '^(%d+)|')) end
+-- Adds an entry's amount to the fields of its slices and to 'c', in a table of field -> amount.
+local function sliceInto (by, score, amt)
+  if amt == 0 then return end
+  for _, l in ipairs(LEVELS) do
+    local f = l[1] .. fmt(math.floor(score / l[2]))
+    by[f] = (by[f] or 0) + amt
+  end
+  by.c = (by.c or 0) + amt
+end
+-- Applies such a table to the totals (sign -1 takes it off); a field left at zero or below goes.
+local function applySlices (tkey, by, sign)
+  for f, amt in pairs(by) do
+    if amt ~= 0 and redis.call('HINCRBY', tkey, f, fmt(sign * amt)) <= 0 then redis.call('HDEL', tkey, f) end
+  end
+end
+local function addSlices (tkey, score, amt)
+  local by = {}
+  sliceInto(by, score, amt)
+  applySlices(tkey, by, 1)
+end
+-- How far the totals go: entries scored below the returned score are in them (all when 'v' is set; those
+-- before the cursor 'r' while a window stored before the totals is being summed into them; none without either).
+local function coveredBelow (tkey)
+  local st = redis.call('HMGET', tkey, 'v', 'r')
+  if st[1] == '1' then return math.huge end
+  if st[2] then return tonumber(st[2]) end
+  return -math.huge
+end
+-- Entries a check or rebuild sums into the totals at most, per decision: a window stored before the totals
+-- is summed into them over several decisions (each still checked by the plain sum meanwhile).
+local REBUILD_MAX = 1000
+-- Before a check and commit: true when the totals hold all the window's entries. A new window starts with
+-- complete totals (kept no longer than its retention if nothing is committed); a window stored without them
+-- (before they were kept) is summed into them up to REBUILD_MAX entries further, oldest first, and the
+-- caller sums it entry by entry until that is done; totals found without their window are dropped.
+local function totalsReady (key, retainMs)
+  local tkey = key .. ':t'
+  local ttl = redis.call('PTTL', key)
+  if ttl == -2 then
+    redis.call('DEL', tkey)
+    redis.call('HSET', tkey, 'v', '1')
+    redis.call('PEXPIRE', tkey, retainMs)
+    return true
+  end
+  local below = coveredBelow(tkey)
+  if below == math.huge then return true end
+  if below == -math.huge then redis.call('DEL', tkey) end
+  local from = '-inf'
+  if below ~= -math.huge then from = fmt(below) end
+  local chunk = redis.call('ZRANGEBYSCORE', key, from, '+inf', 'WITHSCORES', 'LIMIT', 0, REBUILD_MAX)
+  local done = #chunk < 2 * REBUILD_MAX
+  local cursor = nil
+  if not done then
+    -- up to the last score taken, exclusive, so entries of one score are summed together
+    cursor = tonumber(chunk[#chunk])
+    if tonumber(chunk[2]) == cursor then
+      chunk = redis.call('ZRANGEBYSCORE', key, fmt(cursor), fmt(cursor), 'WITHSCORES')
+      cursor = cursor + 1
+    end
+  end
+  local by = {}
+  for i = 1, #chunk, 2 do
+    local score = tonumber(chunk[i + 1])
+    if done or score < cursor then sliceInto(by, score, memberAmount(chunk[i])) end
+  end
+  applySlices(tkey, by, 1)
+  if done then
+    redis.call('HSET', tkey, 'v', '1')
+    redis.call('HDEL', tkey, 'r')
+  else
+    redis.call('HSET', tkey, 'r', fmt(cursor))
+  end
+  if ttl > 0 then redis.call('PEXPIRE', tkey, ttl) end
+  return done
+end
+local function hsum (tkey, fields)
+  local sum = 0
+  local i = 1
+  while i <= #fields do
+    local j = math.min(i + 199, #fields)
+    for _, v in ipairs(redis.call('HMGET', tkey, unpack(fields, i, j))) do
+      if v then sum = sum + tonumber(v) end
+    end
+    i = j + 1
+  end
+  return sum
+end
+-- The amount of the window's entries scored startMs or later (after totalsReady): field 'c' is the amount of
+-- all of them, so it is read alone when the whole window counts (a rolling window: its retention is its
+-- length), or the slices are read on the shorter side of the start, forward to the latest entry or backward
+-- to the oldest (subtracted from 'c'): at most 14 + 3 + 5 + 3 + 6 + 4 fields, and one minute's entries.
+local function windowAmount (key, startMs)
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if #top == 0 then return 0 end
+  local last = tonumber(top[2])
+  if last < startMs then return 0 end
+  local tkey = key .. ':t'
+  local first = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+  local all = tonumber(redis.call('HGET', tkey, 'c') or '0')
+  if first >= startMs then return all end
+  local floor, max, min = math.floor, math.max, math.min
+  local function ceilDiv (a, b)
+    local q = floor(a / b)
+    if q * b < a then q = q + 1 end
+    return q
+  end
+  -- forward: at each level, the whole slices from the start's edge to the next level's boundary (the last level:
+  -- to the latest entry's); backward: the same down to the oldest entry's, from the minute holding the start
+  local fwd, bwd = {}, {}
+  local f0 = ceilDiv(startMs, LEVELS[1][2])
+  local b0 = floor(startMs / LEVELS[1][2])
+  local cf, cb, nf, nb = f0, b0, 0, 0
+  for i, l in ipairs(LEVELS) do
+    local len = l[2]
+    local hi, lo = floor(last / len), floor(first / len)
+    local nxt = LEVELS[i + 1]
+    if nxt then
+      local per = nxt[2] / len
+      local f1, b1 = ceilDiv(cf * len, nxt[2]), floor(cb * len / nxt[2])
+      fwd[i] = { cf, min(f1 * per - 1, hi) }
+      bwd[i] = { max(b1 * per, lo), cb - 1 }
+      cf, cb = f1, b1
+    else
+      fwd[i] = { cf, hi }
+      bwd[i] = { lo, cb - 1 }
+    end
+    nf = nf + max(0, fwd[i][2] - fwd[i][1] + 1)
+    nb = nb + max(0, bwd[i][2] - bwd[i][1] + 1)
+  end
+  local M = LEVELS[1][2]
+  local forward = nf <= nb
+  local r, lo, hi = bwd, b0 * M, startMs
+  if forward then r, lo, hi = fwd, startMs, f0 * M end
+  local sum = 0
+  -- the partial edge, entry by entry: at most one minute's
+  if hi > lo then
+    for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(lo), '(' .. fmt(hi))) do sum = sum + memberAmount(e) end
+  end
+  local fields = {}
+  for i, l in ipairs(LEVELS) do
+    for x = r[i][1], r[i][2] do table.insert(fields, l[1] .. fmt(x)) end
+  end
+  sum = sum + hsum(tkey, fields)
+  if forward then return sum end
+  return all - sum
+end
+local function windowAdd (key, score, member)
+  redis.call('ZADD', key, score, member)
+  local tkey = key .. ':t'
+  if score < coveredBelow(tkey) then addSlices(tkey, score, memberAmount(member)) end
+end
+-- Removes an entry; with keepAmount > 0 puts it back for that amount at its own time (a part reversal), so the
+-- slices adjusted are those of the original transaction. Totals are adjusted only for an entry they hold
+-- (coveredBelow: a window stored before them is summed into them later). Returns the member put back, or nil.
+local function windowRemove (key, member, keepAmount, reference)
+  local score = redis.call('ZSCORE', key, member)
+  if not score then return nil end
+  redis.call('ZREM', key, member)
+  local back = nil
+  if keepAmount > 0 then
+    back = fmt(keepAmount) .. '|' .. reference
+    redis.call('ZADD', key, score, back)
+  end
+  local tkey = key .. ':t'
+  -- the last entry gone: so are its totals
+  if not back and redis.call('EXISTS', key) == 0 then redis.call('DEL', tkey)
+  elseif tonumber(score) < coveredBelow(tkey) then addSlices(tkey, tonumber(score), keepAmount - memberAmount(member)) end
+  return back
+end
+-- Drops entries scored before cutMs, a bounded number per call: they can no longer fall in the window (its
+-- retention is at least its length); a backlog left by a burst goes over the next commits, or with the key.
+local TRIM_MAX = 64
+local function windowTrim (key, cutMs)
+  local old = redis.call('ZRANGEBYSCORE', key, '-inf', '(' .. fmt(cutMs), 'WITHSCORES', 'LIMIT', 0, TRIM_MAX)
+  if #old == 0 then return end
+  local tkey = key .. ':t'
+  local below = coveredBelow(tkey)
+  local by, members = {}, {}
+  for i = 1, #old, 2 do
+    table.insert(members, old[i])
+    -- the totals hold only the entries scored below what they cover
+    local score = tonumber(old[i + 1])
+    if score < below then sliceInto(by, score, memberAmount(old[i])) end
+  end
+  redis.call('ZREM', key, unpack(members))
+  applySlices(tkey, by, -1)
+end
+-- The window and its totals expire together, no earlier than retainMs from now.
+local function windowExpire (key, retainMs)
+  local ttl = redis.call('PTTL', key)
+  if ttl < retainMs then
+    redis.call('PEXPIRE', key, retainMs)
+    ttl = retainMs
+  end
+  redis.call('PEXPIRE', key .. ':t', ttl)
+end
+`
+
+/**
+ * The audit trail of the admin listener's changes, written in the same script as the change (so there is no
+ * change without its record). `ctx` is the route's JSON (id, keyId, route, scope, requestId, target), or ''
+ * for a change not made through an admin route (the card lifecycle's money moves, audited by their caller).
+ * The record goes to the bucket's audit index, a sorted set scored by the store's clock under a key derived
+ * from the stream's (same slot), records past the retention dropped on the way; and to the outbox as an
+ * `audit.recorded` event. before/after hold states only (balances, statuses, settings), never card data.
+ */
+const AUDIT = `
+local function writeAudit (stream, backlogMax, rec, keepS, urn)
+  local now = storeNowMs()
+  local keepMs = tonumber(keepS) * 1000
+  rec.atMs = now
+  local key = stream .. ':a'
+  redis.call('ZADD', key, now, cjson.encode(rec))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(now - keepMs))
+  redis.call('PEXPIRE', key, keepMs)
+  emit(stream, backlogMax, 'audit.recorded', urn, rec)
+  return now
+end
+-- Read at the top of a script, before it writes anything: a script that fails after a write is not undone,
+-- and its caller would be told nothing was done. nil: no context, nothing to audit.
+local function auditOf (ctx, keepS)
+  if not ctx or ctx == '' then return nil end
+  local ok, rec = pcall(cjson.decode, ctx)
+  local keep = tonumber(keepS)
+  if not ok or type(rec) ~= 'table' or not keep or keep <= 0 then
+    error('EXTAUTH_ASSERT audit context must be a JSON object and its retention a positive number of seconds')
+  end
+  return { rec = rec, keepS = keep }
+end
+local function audit (stream, backlogMax, auditing, urn, before, after)
+  if not auditing then return end
+  local rec = auditing.rec
+  rec.outcome = 'done'
+  rec.before = before or cjson.null
+  rec.after = after or cjson.null
+  writeAudit(stream, backlogMax, rec, auditing.keepS, urn)
+end
+-- a hash's HGETALL pairs as a table
+local function pairsOf (flat)
+  local t = {}
+  for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+  return t
+end
+`
+
+/**
+ * One audit record written alone: a change that is not one store script (a rule reload, a card-lifecycle
+ * call, an event sent again) or a call refused for a missing scope, written right after (or instead of) it.
+ * KEYS[1] the bucket's stream   ARGV[1] backlog bound of the stream   ARGV[2] record JSON (context, outcome,
+ * before, after)   ARGV[3] how long records are kept, s   ARGV[4] urn or ''
+ * Returns the store's clock (ms) the record carries
+ */
+export const AUDIT_LUA = COMMON + AUDIT + `
+return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
 `
 
 /**
@@ -75,7 +403,7 @@ end
  * ARGV[cb+2+4(j-1) ..] per control j: kind, default enabled '1'|'0', default perTransactionMax or '', default dailyMax or ''
  * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
-export const AUTHORIZE_LUA = COMMON + `
+export const AUTHORIZE_LUA = COMMON + LIMITS + `
 local existing = redis.call('GET', KEYS[3])
 if existing then
   local rec = cjson.decode(existing)
@@ -107,7 +435,7 @@ local cb = 16 + n * 7
 local ck = 5 + n
 local m = tonumber(ARGV[cb] or '0') or 0
 local controlHit = nil
--- what the decision saw, for the journal (docs/operations/finding-a-decision.md); amounts as strings
+-- what the decision saw, for the journal (docs/api/admin.md, Finding a decision); amounts as strings
 local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null, controlsSeen = cjson.null }
 local function checkControls ()
   local fields = {}
@@ -181,13 +509,15 @@ if code == '00' then
     local b = 15 + (i - 1) * 7
     local key = KEYS[4 + i]
     local used
+    local complete = totalsReady(key, tonumber(ARGV[b + 4]))
     if ARGV[b + 2] == 'count' then
       used = redis.call('ZCOUNT', key, ARGV[b + 3], '+inf') + 1
+    elseif complete then
+      used = debit + windowAmount(key, tonumber(ARGV[b + 3]))
     else
+      -- totals still being summed from a window stored before them: entry by entry, as before them
       used = debit
-      for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, ARGV[b + 3], '+inf')) do
-        used = used + tonumber(string.match(m, '^(%d+)|'))
-      end
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, ARGV[b + 3], '+inf')) do used = used + memberAmount(e) end
     end
     if used > tonumber(ARGV[b + 5]) then
       if ARGV[b + 1] == 'shadow' then
@@ -227,9 +557,9 @@ if code == '00' then
     local b = 15 + (i - 1) * 7
     local key = KEYS[4 + i]
     local retain = tonumber(ARGV[b + 4])
-    redis.call('ZADD', key, nowMs, member)
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(nowMs - retain))
-    if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end
+    windowAdd(key, nowMs, member)
+    windowTrim(key, nowMs - retain)
+    windowExpire(key, retain)
     table.insert(entries, {key, member})
   end
 end
@@ -246,14 +576,17 @@ end
 
 local rid = cjson.null
 if ruleId ~= '' then rid = ruleId end
-local rec = {
-  urn = ARGV[2], reference = ARGV[1], last4 = ARGV[3], attempt = ARGV[6],
-  code = code, reason = reason, ruleId = rid,
-  debit = ARGV[4], held = fmt(held), released = '0', fingerprint = ARGV[5],
-  shadowLimitHits = shadowHits, limitEntries = entries,
-  arrivedAtMs = tonumber(ARGV[9]), deadlineAtMs = deadline, decidedAtMs = storeNow,
-  answeredOnDeadline = onDeadline, decidedCode = decidedCode, reversal = cjson.null, meta = ARGV[14]
-}
+local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], tonumber(ARGV[9]), deadline, storeNow)
+rec.code = code
+rec.reason = reason
+rec.ruleId = rid
+rec.debit = ARGV[4]
+rec.held = fmt(held)
+rec.shadowLimitHits = shadowHits
+rec.limitEntries = entries
+rec.answeredOnDeadline = onDeadline
+rec.decidedCode = decidedCode
+rec.meta = ARGV[14]
 rec.controlEntries = controlEntries
 rec.control = controlHit or cjson.null
 for k, v in pairs(seen) do rec[k] = v end
@@ -261,11 +594,7 @@ redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', ARGV[10])
 journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[10])
 local avail = ''
 if available then avail = fmt(available) end
-emit(KEYS[4], ARGV[11], 'decision.created', ARGV[2], {
-  reference = ARGV[1], last4 = ARGV[3], code = code, reason = reason, ruleId = rid, control = rec.control,
-  debit = ARGV[4], held = fmt(held), available = available and avail or cjson.null, shadowLimitHits = shadowHits,
-  decidedCode = decidedCode, answeredOnDeadline = onDeadline, arrivedAtMs = rec.arrivedAtMs, decidedAtMs = storeNow
-}, ARGV[14])
+emit(KEYS[4], ARGV[11], 'decision.created', ARGV[2], createdEvent(rec, available and avail or cjson.null), ARGV[14])
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
@@ -283,27 +612,16 @@ return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
  * ARGV[10] '0': release only, no tombstone when there is no decision (the attempt never reached the store)
  * Returns 'tombstoned' | 'released' | 'untouched'
  */
-export const ABANDON_LUA = COMMON + `
+export const ABANDON_LUA = COMMON + LIMITS + `
 local storeNow = storeNowMs()
 local existing = redis.call('GET', KEYS[2])
 if not existing then
   if ARGV[10] == '0' then return 'untouched' end
-  local rec = {
-    urn = ARGV[2], reference = ARGV[1], last4 = ARGV[5], attempt = ARGV[3],
-    code = '05', reason = 'deadline', ruleId = cjson.null,
-    debit = '0', held = '0', released = '0', fingerprint = ARGV[4],
-    shadowLimitHits = {}, limitEntries = {},
-    arrivedAtMs = tonumber(ARGV[6]), deadlineAtMs = tonumber(ARGV[7]), decidedAtMs = storeNow,
-    answeredOnDeadline = true, decidedCode = cjson.null, reversal = cjson.null, meta = cjson.null
-  }
+  local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7]), storeNow)
   redis.call('SET', KEYS[2], cjson.encode(rec), 'EX', ARGV[8])
   journal(KEYS[3], string.match(KEYS[2], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[8])
   -- the guard answered 05 before anything was decided: that answer is the decision
-  emit(KEYS[3], ARGV[9], 'decision.created', ARGV[2], {
-    reference = ARGV[1], last4 = ARGV[5], code = '05', reason = 'deadline', ruleId = cjson.null, control = cjson.null,
-    debit = '0', held = '0', available = cjson.null, shadowLimitHits = {}, decidedCode = cjson.null,
-    answeredOnDeadline = true, arrivedAtMs = rec.arrivedAtMs, decidedAtMs = storeNow
-  })
+  emit(KEYS[3], ARGV[9], 'decision.created', ARGV[2], createdEvent(rec, cjson.null))
   return 'tombstoned'
 end
 local rec = cjson.decode(existing)
@@ -318,7 +636,7 @@ if rec.attempt ~= ARGV[3] then
 end
 local held = tonumber(rec.held)
 if held > 0 then redis.call('HINCRBY', KEYS[1], 'available', held) end
-for _, e in ipairs(rec.limitEntries) do redis.call('ZREM', e[1], e[2]) end
+for _, e in ipairs(rec.limitEntries) do windowRemove(e[1], e[2], 0, rec.reference) end
 for _, e in ipairs(rec.controlEntries or {}) do giveBackDaily(e[1], tonumber(e[2])) end
 rec.controlEntries = {}
 rec.decidedCode = rec.code
@@ -344,9 +662,11 @@ return 'released'
  * KEYS[1] customer hash  KEYS[2] decision record  KEYS[3] decision stream  KEYS[4..] the decision's limit windows,
  * then the daily totals of its card controls (a release gives its amount back to them)
  * ARGV[1] amount to release, '' for all that is held   ARGV[2] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
+ * ARGV[3] audit context JSON or '' (see AUDIT)   ARGV[4] how long audit records are kept, s
  * Returns {'OK', replayed '0'|'1', released, available} or {rejection code}
  */
-export const REVERSE_LUA = COMMON + `
+export const REVERSE_LUA = COMMON + LIMITS + AUDIT + `
+local auditing = auditOf(ARGV[3], ARGV[4])
 local existing = redis.call('GET', KEYS[2])
 if not existing then return {'DECISION_NOT_FOUND'} end
 local rec = cjson.decode(existing)
@@ -365,13 +685,8 @@ local available = redis.call('HINCRBY', KEYS[1], 'available', amt)
 local left = held - amt
 local kept = {}
 for _, e in ipairs(rec.limitEntries) do
-  local score = redis.call('ZSCORE', e[1], e[2])
-  redis.call('ZREM', e[1], e[2])
-  if left > 0 and score then
-    local member = fmt(left) .. '|' .. rec.reference
-    redis.call('ZADD', e[1], score, member)
-    table.insert(kept, {e[1], member})
-  end
+  local member = windowRemove(e[1], e[2], left, rec.reference)
+  if member then table.insert(kept, {e[1], member}) end
 end
 rec.limitEntries = kept
 local keptControls = {}
@@ -387,21 +702,27 @@ redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
 emit(KEYS[3], ARGV[2], 'decision.reversed', rec.urn, {
   reference = rec.reference, last4 = rec.last4, released = fmt(amt), held = fmt(left), available = fmt(available)
 })
+audit(KEYS[3], ARGV[2], auditing, rec.urn, { held = fmt(held), available = fmt(available - amt) },
+  { held = fmt(left), released = rec.released, available = fmt(available) })
 return {'OK', '0', fmt(amt), fmt(available)}
 `
 
 /**
  * Credit or debit, idempotent on the reference; a debit never takes the balance below zero and a credit
- * never takes it past maxBalance.
+ * never takes it past maxBalance. A 'note' moves no money: it records, once per reference, that an operation
+ * whose money already moved has completed, and writes that event (an unload's completion).
  *
  * KEYS[1] customer hash  KEYS[2] the operation's record (its amount)  KEYS[3] decision stream
- * ARGV[1] 'credit' | 'debit'  ARGV[2] amount  ARGV[3] reference  ARGV[4] urn  ARGV[5] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
+ * ARGV[1] 'credit' | 'debit' | 'note'  ARGV[2] amount ('0' for a note)  ARGV[3] reference  ARGV[4] urn  ARGV[5] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[6] max balance  ARGV[7] how long the reference is kept, s (the decision retention)
- * ARGV[8] event type, '' for funds.credited / funds.debited   ARGV[9] the event's details (JSON) or ''
+ * ARGV[8] event type, '' for funds.credited / funds.debited (a note names its own)   ARGV[9] the event's details (JSON) or ''
+ * ARGV[10] audit context JSON or '' (see AUDIT)   ARGV[11] how long audit records are kept, s
  * Returns {'OK', replayed '0'|'1', available} or {rejection code}
  */
-export const MONEY_OP_LUA = COMMON + `
-local amt = amount(ARGV[2])
+export const MONEY_OP_LUA = COMMON + AUDIT + `
+local auditing = auditOf(ARGV[10], ARGV[11])
+local note = ARGV[1] == 'note'
+local amt = amount(ARGV[2], note)
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'CUSTOMER_NOT_FOUND'} end
 local prior = redis.call('GET', KEYS[2])
 if prior then
@@ -413,16 +734,20 @@ local delta = amt
 if ARGV[1] == 'debit' then
   if amt > cur then return {'INSUFFICIENT_FUNDS'} end
   delta = -amt
-elseif cur + amt > tonumber(ARGV[6]) then
+elseif ARGV[1] == 'credit' and cur + amt > tonumber(ARGV[6]) then
   return {'BALANCE_LIMIT'}
 end
-local available = redis.call('HINCRBY', KEYS[1], 'available', delta)
+local available = cur
+if not note then available = redis.call('HINCRBY', KEYS[1], 'available', delta) end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[7])
 local etype = ARGV[8]
 if not etype or etype == '' then
   if ARGV[1] == 'debit' then etype = 'funds.debited' else etype = 'funds.credited' end
 end
-emit(KEYS[3], ARGV[5], etype, ARGV[4], { reference = ARGV[3], amount = ARGV[2], available = fmt(available) }, ARGV[9])
+local data = { reference = ARGV[3], amount = ARGV[2], available = fmt(available) }
+if note then data.amount = nil end
+emit(KEYS[3], ARGV[5], etype, ARGV[4], data, ARGV[9])
+audit(KEYS[3], ARGV[5], auditing, ARGV[4], { available = fmt(cur) }, { available = fmt(available) })
 return {'OK', '0', fmt(available)}
 `
 
@@ -430,15 +755,20 @@ return {'OK', '0', fmt(available)}
  * Create or update a customer; a new one starts ACTIVE with nothing available.
  * KEYS[1] customer hash  KEYS[2] the bucket's stream
  * ARGV[1] status or ''  ARGV[2] '1' when ARGV[3] carries a customerId  ARGV[3] customerId  ARGV[4] urn
- * ARGV[5] backlog bound of the stream
+ * ARGV[5] backlog bound of the stream   ARGV[6] audit context JSON or '' (see AUDIT)   ARGV[7] how long audit records are kept, s
  */
-export const PUT_CUSTOMER_LUA = COMMON + `
+export const PUT_CUSTOMER_LUA = COMMON + AUDIT + `
+local auditing = auditOf(ARGV[6], ARGV[7])
+local was = redis.call('HMGET', KEYS[1], 'status', 'customerId', 'available')
 local created = redis.call('HSETNX', KEYS[1], 'available', '0') == 1
 redis.call('HSETNX', KEYS[1], 'status', 'ACTIVE')
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'status', ARGV[1]) end
 if ARGV[2] == '1' then redis.call('HSET', KEYS[1], 'customerId', ARGV[3]) end
 local c = redis.call('HMGET', KEYS[1], 'status', 'customerId', 'available')
 emit(KEYS[2], ARGV[5], 'customer.updated', ARGV[4], { created = created, status = c[1], customerId = c[2] or cjson.null, available = c[3] })
+local before = nil
+if not created then before = { status = was[1], customerId = was[2] or cjson.null, available = was[3] } end
+audit(KEYS[2], ARGV[5], auditing, ARGV[4], before, { status = c[1], customerId = c[2] or cjson.null, available = c[3] })
 return 'OK'
 `
 
@@ -446,12 +776,17 @@ return 'OK'
  * Register or update a card of an existing customer.
  * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the bucket's stream
  * ARGV[1] last4  ARGV[2] status  ARGV[3] urn  ARGV[4] backlog bound of the stream
+ * ARGV[5] audit context JSON or '' (see AUDIT)   ARGV[6] how long audit records are kept, s
  */
-export const PUT_CARD_LUA = COMMON + `
+export const PUT_CARD_LUA = COMMON + AUDIT + `
+local auditing = auditOf(ARGV[5], ARGV[6])
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'CUSTOMER_NOT_FOUND' end
 local previous = redis.call('HGET', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 emit(KEYS[3], ARGV[4], 'card.updated', ARGV[3], { last4 = ARGV[1], status = ARGV[2], previous = previous or cjson.null })
+local before = nil
+if previous then before = { status = previous } end
+audit(KEYS[3], ARGV[4], auditing, ARGV[3], before, { status = ARGV[2] })
 return 'OK'
 `
 
@@ -476,7 +811,8 @@ return 0
 /**
  * Write a lifecycle record only if the stored one is at the expected revision (its JSON field \`rev\`; 0
  * when absent or without one), so a call that outlived its lock cannot overwrite a newer call's record.
- * KEYS[1] record key  ARGV[1] new JSON  ARGV[2] expected revision  ARGV[3] ttl seconds
+ * KEYS[1] record key  ARGV[1] new JSON  ARGV[2] expected revision  ARGV[3] ttl seconds, or 0: kept without
+ * expiry (a record not final yet; the write clears any ttl the record had)
  * Returns 1 when written, 0 when the stored revision differs
  */
 export const PUT_LIFECYCLE_CAS_LUA = `
@@ -487,7 +823,11 @@ if cur then
   if ok and type(rec) == 'table' and type(rec.rev) == 'number' then rev = rec.rev end
 end
 if rev ~= tonumber(ARGV[2]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+if tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
 return 1
 `
 
@@ -496,16 +836,56 @@ return 1
  * after, so the change can be reported with both. A card must be registered to carry controls.
  * KEYS[1] customer hash  KEYS[2] cards hash  KEYS[3] the card's own controls (hash `kind|field`)  KEYS[4] the bucket's stream
  * ARGV[1] last4  ARGV[2] urn  ARGV[3] backlog bound of the stream
- * ARGV[4..] field, value pairs to set ('1'|'0' for enabled; digits, or '' for no limit)
+ * ARGV[4] audit context JSON or '' (see AUDIT)   ARGV[5] how long audit records are kept, s
+ * ARGV[6..] field, value pairs to set ('1'|'0' for enabled; digits, or '' for no limit)
  * Returns {'OK', {before field, value, ...}, {after field, value, ...}} or {rejection code}
  */
-export const CARD_CONTROLS_LUA = COMMON + `
+export const CARD_CONTROLS_LUA = COMMON + AUDIT + `
+local auditing = auditOf(ARGV[4], ARGV[5])
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'CUSTOMER_NOT_FOUND'} end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {'CARD_NOT_FOUND'} end
 local before = redis.call('HGETALL', KEYS[3])
-if #ARGV < 5 then return {'OK', before, before} end
-redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+if #ARGV < 7 then return {'OK', before, before} end
+redis.call('HSET', KEYS[3], unpack(ARGV, 6))
 local after = redis.call('HGETALL', KEYS[3])
 emit(KEYS[4], ARGV[3], 'card.controls.updated', ARGV[2], { last4 = ARGV[1], before = before, after = after })
+audit(KEYS[4], ARGV[3], auditing, ARGV[2], pairsOf(before), pairsOf(after))
 return {'OK', before, after}
+`
+
+/**
+ * Lookup by reference alone on a single Redis (a Cluster cannot run one script over many slots; there the
+ * reader sends one HGET per bucket): one field of every bucket's reference index in one step.
+ * KEYS[1..n] the reference-index hash of each bucket (the one of the reference's shard)  ARGV[1] the reference, escaped
+ * Returns {i, urns, ...}: the position in KEYS of each hash holding the reference, and its value
+ */
+export const REF_LOOKUP_LUA = `
+local out = {}
+for i = 1, #KEYS do
+  local v = redis.call('HGET', KEYS[i], ARGV[1])
+  if v then
+    table.insert(out, i - 1)
+    table.insert(out, v)
+  end
+end
+return out
+`
+
+/**
+ * Puts decisions stored before the reference index existed into it (\`extauth decisions reindex\`): for each
+ * time-index member whose decision is still kept, its reference entry (added once, as \`journal\` does).
+ * KEYS[1] the bucket's stream (the indexes' keys derive from it, same slot)
+ * ARGV[1..] time-index members '<urn>:<reference>'
+ * Returns how many were still kept
+ */
+export const REINDEX_LUA = COMMON + `
+local decisions = string.sub(KEYS[1], 1, -2) .. 'd:'
+local kept = 0
+for i = 1, #ARGV do
+  if redis.call('EXISTS', decisions .. ARGV[i]) == 1 then
+    refIndex(KEYS[1], ARGV[i], true)
+    kept = kept + 1
+  end
+end
+return kept
 `

@@ -1,14 +1,16 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
 import { ERR_STORE_NOT_DONE, LifecycleStale, reject } from '../errors.js'
-import type { ResponseCode } from '../decision/request.js'
+import type { ResponseCode } from '../domain/request.js'
 import { Keys, bucketOf, limitMember } from './keys.js'
+import { WindowTotals } from './limit-totals.js'
 import { flatEvent } from './outbox-entry.js'
-import { MAX_BALANCE, assertAmount, normalizeRecord } from './record.js'
-import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
+import { MAX_BALANCE, assertAmount, createdEventOf, deadlineRecord, normalizeRecord } from './record.js'
+import type { ControlEntries, ControlHit, ControlsInput } from '../domain/controls.js'
+import { AUDIT_EVENT_TYPE, type AuditContext, type AuditRecord } from '../domain/audit.js'
 import { defaultArgs, entriesFromFields, patchToFields } from './control-fields.js'
 import {
-  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  AUDIT_RETENTION_MS_DEFAULT, auditUrnOf, CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, type MoneyOpKind, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -21,6 +23,8 @@ export interface MemoryStoreOptions {
   backlogMax?: number
   /** DECISION_RETENTION_DAYS in ms */
   retentionMs?: number
+  /** AUDIT_RETENTION_DAYS in ms */
+  auditRetentionMs?: number
 }
 interface WindowEntry { score: number, member: string }
 interface StoredRecord extends DecisionRecord { reversalRequested: string | null }
@@ -31,8 +35,12 @@ export class MemoryStore implements Store {
   private readonly keys = new Keys('')
   private readonly customers = new Map<string, CustomerState>()
   private readonly decisions = new Map<string, Expiring<StoredRecord>>()
+  /** reference -> the keys of its decisions (all customers'), as the Redis store's reference index */
+  private readonly byReference = new Map<string, Set<string>>()
   private readonly moneyOps = new Map<string, Expiring<number>>()
   private readonly windows = new Map<string, WindowEntry[]>()
+  /** each window's running totals, kept with every change of its entries (as the '<window>:t' hash in Redis) */
+  private readonly windowTotals = new Map<string, WindowTotals>()
   /** the outbox, by bucket */
   private readonly streams = new Map<number, Array<{ id: string, fields: Record<string, string> }>>()
   private lastStreamMs = 0
@@ -46,6 +54,9 @@ export class MemoryStore implements Store {
   private readonly dailyTotals = new Map<string, Expiring<number>>()
   private readonly streamMaxLen: number
   private readonly retentionMs: number
+  private readonly auditRetentionMs: number
+  /** the audit records, oldest first (the Redis store keeps them per bucket) */
+  private auditLog: AuditRecord[] = []
   private streamSeq = 0
   private closed = false
 
@@ -53,6 +64,32 @@ export class MemoryStore implements Store {
     this.clock = opts.clock ?? Date.now
     this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
     this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
+    this.auditRetentionMs = opts.auditRetentionMs ?? AUDIT_RETENTION_MS_DEFAULT
+  }
+
+  /** as the scripts' writeAudit: the record and its event, in the step of the change; past the retention the oldest go */
+  private writeAudit (record: Omit<AuditRecord, 'atMs'>): AuditRecord {
+    const atMs = this.clock()
+    const rec = structuredClone({ ...record, atMs })
+    this.auditLog = this.auditLog.filter((r) => r.atMs >= atMs - this.auditRetentionMs)
+    this.auditLog.push(rec)
+    this.emit(auditUrnOf(rec), AUDIT_EVENT_TYPE, rec as unknown as Record<string, unknown>, undefined, rec.target.urn ?? '')
+    return rec
+  }
+
+  private audit (ctx: AuditContext | undefined, before: Record<string, unknown> | null, after: Record<string, unknown> | null): void {
+    if (ctx !== undefined) this.writeAudit({ ...ctx, outcome: 'done', before, after })
+  }
+
+  /** every audit record kept (the embedded store's audit trail) */
+  auditRecords (): readonly AuditRecord[] {
+    const from = this.clock() - this.auditRetentionMs
+    return this.auditLog.filter((r) => r.atMs >= from)
+  }
+
+  async appendAudit (record: Omit<AuditRecord, 'atMs'>): Promise<AuditRecord> {
+    this.assertOpen()
+    return this.writeAudit(record)
   }
 
   private getRecord (key: string): StoredRecord | undefined {
@@ -60,6 +97,9 @@ export class MemoryStore implements Store {
     if (e === undefined) return undefined
     if (e.expiresAtMs <= this.clock()) {
       this.decisions.delete(key)
+      const same = this.byReference.get(e.value.reference)
+      same?.delete(key)
+      if (same?.size === 0) this.byReference.delete(e.value.reference)
       return undefined
     }
     return e.value
@@ -71,16 +111,19 @@ export class MemoryStore implements Store {
     const expiresAtMs = ttlMs === null && prev !== undefined ? prev.expiresAtMs : this.clock() + (ttlMs ?? this.retentionMs)
     // stored as a copy so a caller holding the record cannot change the store
     this.decisions.set(key, { value: structuredClone(rec), expiresAtMs })
+    let same = this.byReference.get(rec.reference)
+    if (same === undefined) this.byReference.set(rec.reference, same = new Set())
+    same.add(key)
   }
 
   /** as the scripts' emit: the event goes to the bucket's outbox with the change; past the bound the oldest go */
-  private emit (urn: string, type: string, data: Record<string, unknown>, extra?: string): void {
+  private emit (urn: string, type: string, data: Record<string, unknown>, extra?: string, eventUrn = urn): void {
     const bucket = bucketOf(urn)
     let s = this.streams.get(bucket)
     if (s === undefined) this.streams.set(bucket, s = [])
     const ms = this.clock()
     if (ms > this.lastStreamMs) { this.lastStreamMs = ms; this.streamSeq = 0 }
-    const fields: Record<string, string> = { t: type, u: urn, d: JSON.stringify(data) }
+    const fields: Record<string, string> = { t: type, u: eventUrn, d: JSON.stringify(data) }
     if (extra !== undefined && extra !== '') fields.x = extra
     s.push({ id: `${this.lastStreamMs}-${this.streamSeq++}`, fields })
     if (s.length > this.streamMaxLen) this.droppedEvents += s.splice(0, s.length - this.streamMaxLen).length
@@ -105,8 +148,27 @@ export class MemoryStore implements Store {
     return this.droppedEvents
   }
 
-  private window (key: string, startMs: number): WindowEntry[] {
-    return (this.windows.get(key) ?? []).filter((e) => e.score >= startMs)
+  private totalsOf (key: string): WindowTotals {
+    let t = this.windowTotals.get(key)
+    if (t === undefined) this.windowTotals.set(key, t = new WindowTotals())
+    return t
+  }
+
+  /** How many entries, and their amount, the window holds from startMs on (the amount from its totals). */
+  private windowUse (key: string, startMs: number, measure: 'count' | 'amount'): number {
+    const list = this.windows.get(key) ?? []
+    if (measure === 'count') return list.filter((e) => e.score >= startMs).length
+    const first = list.reduce((m, e) => Math.min(m, e.score), Infinity)
+    const last = list.reduce((m, e) => Math.max(m, e.score), -Infinity)
+    return this.totalsOf(key).amountFrom(startMs, first, last, (from, to) =>
+      list.reduce((sum, e) => e.score >= from && e.score < to ? sum + memberAmount(e.member) : sum, 0))
+  }
+
+  private windowAdd (key: string, entry: WindowEntry): void {
+    let list = this.windows.get(key)
+    if (list === undefined) this.windows.set(key, list = [])
+    list.push(entry)
+    this.totalsOf(key).add(entry.score, memberAmount(entry.member))
   }
 
   async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
@@ -158,10 +220,7 @@ export class MemoryStore implements Store {
     const limitKeys = input.limits.map((l) => this.keys.limit(urn, last4, l))
     if (code === '00') {
       input.limits.forEach((l, i) => {
-        const entries = this.window(limitKeys[i] as string, l.windowStartMs)
-        const used = l.measure === 'count'
-          ? entries.length + 1
-          : entries.reduce((sum, e) => sum + Number(e.member.slice(0, e.member.indexOf('|'))), debit)
+        const used = this.windowUse(limitKeys[i] as string, l.windowStartMs, l.measure) + (l.measure === 'count' ? 1 : debit)
         if (used > l.max) {
           if (l.mode === 'shadow') shadowLimitHits.push(l.ruleId)
           else if (code === '00') {
@@ -186,9 +245,9 @@ export class MemoryStore implements Store {
       const member = limitMember(debit, reference)
       input.limits.forEach((l, i) => {
         const key = limitKeys[i] as string
-        const kept = (this.windows.get(key) ?? []).filter((e) => e.score >= input.nowMs - l.retainMs)
-        kept.push({ score: input.nowMs, member })
-        this.windows.set(key, kept)
+        const cut = input.nowMs - l.retainMs
+        for (const e of (this.windows.get(key) ?? []).filter((e) => e.score < cut)) this.removeEntry(key, e.member)
+        this.windowAdd(key, { score: input.nowMs, member })
         limitEntries.push([key, member])
       })
     }
@@ -203,18 +262,17 @@ export class MemoryStore implements Store {
       }
     }
 
-    this.putRecord(decisionKey, {
-      urn, reference, last4, attempt: input.attempt, code, reason, ruleId,
-      debit: String(debit), held: String(held), released: '0', fingerprint: input.fingerprint,
-      shadowLimitHits, limitEntries, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow,
-      answeredOnDeadline: onDeadline, decidedCode, reversal: null, reversalRequested: null, meta: input.meta,
-      controlEntries, control: controlHit, ...seen
-    }, decisionTtlMs(this.retentionMs, input.limits))
-    this.emit(urn, 'decision.created', {
-      reference, last4, code, reason, ruleId, control: controlHit, debit: String(debit), held: String(held),
-      available: cust === undefined ? null : String(cust.available), shadowLimitHits, decidedCode, answeredOnDeadline: onDeadline,
-      arrivedAtMs: input.nowMs, decidedAtMs: storeNow
-    }, JSON.stringify(input.meta))
+    const rec: StoredRecord = {
+      ...deadlineRecord({
+        urn, reference, last4, attempt: input.attempt, fingerprint: input.fingerprint,
+        arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: storeNow
+      }),
+      code, reason, ruleId, debit: String(debit), held: String(held), shadowLimitHits, limitEntries,
+      answeredOnDeadline: onDeadline, decidedCode, meta: input.meta, controlEntries, control: controlHit, ...seen,
+      reversalRequested: null
+    }
+    this.putRecord(decisionKey, rec, decisionTtlMs(this.retentionMs, input.limits))
+    this.emit(urn, 'decision.created', createdEventOf(rec, cust === undefined ? null : String(cust.available)), JSON.stringify(input.meta))
     return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits, ...(controlHit !== null ? { control: controlHit } : {}) }
   }
 
@@ -225,17 +283,15 @@ export class MemoryStore implements Store {
     const rec = this.getRecord(key)
     if (rec === undefined) {
       if (input.tombstone === false) return 'untouched'
-      this.putRecord(key, {
-        urn, reference, last4: input.last4, attempt: input.attempt, code: '05', reason: 'deadline', ruleId: null,
-        debit: '0', held: '0', released: '0', fingerprint: input.fingerprint, shadowLimitHits: [], limitEntries: [],
-        arrivedAtMs: input.arrivedAtMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: this.clock(),
-        answeredOnDeadline: true, decidedCode: null, reversal: null, reversalRequested: null, meta: null,
-        controlEntries: [], control: null
-      }, this.retentionMs)
-      this.emit(urn, 'decision.created', {
-        reference, last4: input.last4, code: '05', reason: 'deadline', ruleId: null, control: null, debit: '0', held: '0',
-        available: null, shadowLimitHits: [], decidedCode: null, answeredOnDeadline: true, arrivedAtMs: input.arrivedAtMs, decidedAtMs: this.clock()
-      })
+      const tombstone: StoredRecord = {
+        ...deadlineRecord({
+          urn, reference, last4: input.last4, attempt: input.attempt, fingerprint: input.fingerprint,
+          arrivedAtMs: input.arrivedAtMs, deadlineAtMs: input.deadlineAtMs, decidedAtMs: this.clock()
+        }),
+        reversalRequested: null
+      }
+      this.putRecord(key, tombstone, this.retentionMs)
+      this.emit(urn, 'decision.created', createdEventOf(tombstone, null))
       return 'tombstoned'
     }
     if (rec.answeredOnDeadline) return 'untouched'
@@ -310,7 +366,7 @@ export class MemoryStore implements Store {
     return entriesFromFields(Object.fromEntries(this.cardControlsOf(urn, last4)))
   }
 
-  async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
+  async patchCardControls (urn: string, last4: string, patch: ControlEntries, audit?: AuditContext): Promise<{ before: ControlEntries, after: ControlEntries }> {
     this.assertOpen()
     const m = this.cardControlsOf(urn, last4)
     const beforeFields = Object.fromEntries(m)
@@ -318,7 +374,10 @@ export class MemoryStore implements Store {
     const fields = patchToFields(patch)
     for (const [field, value] of fields) m.set(field, value)
     const afterFields = Object.fromEntries(m)
-    if (fields.length > 0) this.emit(urn, 'card.controls.updated', { last4, before: Object.entries(beforeFields).flat(), after: Object.entries(afterFields).flat() })
+    if (fields.length > 0) {
+      this.emit(urn, 'card.controls.updated', { last4, before: Object.entries(beforeFields).flat(), after: Object.entries(afterFields).flat() })
+      this.audit(audit, beforeFields, afterFields)
+    }
     return { before, after: entriesFromFields(afterFields) }
   }
 
@@ -327,27 +386,37 @@ export class MemoryStore implements Store {
     if (list === undefined) return undefined
     const i = list.findIndex((e) => e.member === member)
     if (i < 0) return undefined
-    return list.splice(i, 1)[0]
+    const [removed] = list.splice(i, 1) as [WindowEntry]
+    if (list.length === 0) {
+      this.windows.delete(key)
+      this.windowTotals.delete(key)
+    } else {
+      this.totalsOf(key).add(removed.score, -memberAmount(removed.member))
+    }
+    return removed
   }
 
-  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
+  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }, audit?: AuditContext): Promise<Customer> {
     this.assertOpen()
     let c = this.customers.get(urn)
     const created = c === undefined
+    const before = c === undefined ? null : { status: c.status, customerId: c.customerId, available: String(c.available) }
     if (c === undefined) this.customers.set(urn, c = { customerId: null, status: 'ACTIVE', available: 0, cards: new Map() })
     if (patch.status !== undefined) c.status = patch.status
     if (patch.customerId !== undefined) c.customerId = patch.customerId
     this.emit(urn, 'customer.updated', { created, status: c.status, customerId: c.customerId, available: String(c.available) })
+    this.audit(audit, before, { status: c.status, customerId: c.customerId, available: String(c.available) })
     return this.view(urn, c)
   }
 
-  async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
+  async putCard (urn: string, last4: string, status: CardStatus, audit?: AuditContext): Promise<Customer> {
     this.assertOpen()
     const c = this.customers.get(urn)
     if (c === undefined) reject('CUSTOMER_NOT_FOUND')
     const previous = c.cards.get(last4) ?? null
     c.cards.set(last4, status)
     this.emit(urn, 'card.updated', { last4, status, previous })
+    this.audit(audit, previous === null ? null : { status: previous }, { status })
     return this.view(urn, c)
   }
 
@@ -361,9 +430,9 @@ export class MemoryStore implements Store {
     return { urn, customerId: c.customerId, status: c.status, available: c.available, cards: Object.fromEntries(c.cards) }
   }
 
-  private moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent): MoneyOpResult {
+  private moneyOp (kind: MoneyOpKind, urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): MoneyOpResult {
     this.assertOpen()
-    assertAmount(amount, kind)
+    assertAmount(amount, kind, { zero: kind === 'note' })
     const c = this.customers.get(urn)
     if (c === undefined) reject('CUSTOMER_NOT_FOUND')
     const key = this.keys.moneyOp(urn, kind, reference)
@@ -375,19 +444,26 @@ export class MemoryStore implements Store {
     }
     if (kind === 'debit' && amount > c.available) reject('INSUFFICIENT_FUNDS')
     if (kind === 'credit' && c.available + amount > MAX_BALANCE) reject('BALANCE_LIMIT')
+    const before = { available: String(c.available) }
     c.available += kind === 'debit' ? -amount : amount
     this.moneyOps.set(key, { value: amount, expiresAtMs: this.clock() + this.retentionMs })
-    this.emit(urn, event?.type ?? (kind === 'debit' ? 'funds.debited' : 'funds.credited'), { reference, amount: String(amount), available: String(c.available) },
+    this.emit(urn, event?.type ?? (kind === 'debit' ? 'funds.debited' : 'funds.credited'),
+      kind === 'note' ? { reference, available: String(c.available) } : { reference, amount: String(amount), available: String(c.available) },
       event?.details !== undefined ? JSON.stringify(event.details) : undefined)
+    this.audit(audit, before, { available: String(c.available) })
     return { replayed: false, available: c.available }
   }
 
-  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    return this.moneyOp('credit', urn, amount, reference, event)
+  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    return this.moneyOp('credit', urn, amount, reference, event, audit)
   }
 
-  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    return this.moneyOp('debit', urn, amount, reference, event)
+  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    return this.moneyOp('debit', urn, amount, reference, event, audit)
+  }
+
+  async recordCompletion (urn: string, reference: string, event: MoneyEvent): Promise<MoneyOpResult> {
+    return this.moneyOp('note', urn, 0, reference, event)
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
@@ -399,10 +475,19 @@ export class MemoryStore implements Store {
     return { ...normalizeRecord(pub as unknown as Record<string, unknown>), expiresAtMs: this.decisions.get(key)?.expiresAtMs ?? null }
   }
 
+  /** every customer's live decision with this reference, through the reference index */
+  decisionsByReference (reference: string): DecisionRecord[] {
+    return this.liveRecords([...this.byReference.get(reference) ?? []])
+  }
+
   /** every live decision (the journal of the embedded store) */
   decisionRecords (): DecisionRecord[] {
+    return this.liveRecords([...this.decisions.keys()])
+  }
+
+  private liveRecords (keys: string[]): DecisionRecord[] {
     const out: DecisionRecord[] = []
-    for (const key of [...this.decisions.keys()]) {
+    for (const key of keys) {
       const rec = this.getRecord(key)
       if (rec === undefined) continue
       const { reversalRequested: _, ...pub } = structuredClone(rec)
@@ -411,7 +496,7 @@ export class MemoryStore implements Store {
     return out
   }
 
-  async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+  async reverse (urn: string, reference: string, amount: number | null, audit?: AuditContext): Promise<ReversalResult> {
     this.assertOpen()
     if (amount !== null) assertAmount(amount, 'reversal amount')
     const key = this.keys.decision(urn, reference)
@@ -427,6 +512,7 @@ export class MemoryStore implements Store {
     const held = Number(rec.held)
     const amt = amount ?? held
     if (amt > held) reject('EXCEEDS_HOLD')
+    const availableBefore = cust?.available ?? 0
     if (cust !== undefined) cust.available += amt
     const left = held - amt
     const kept: Array<[string, string]> = []
@@ -434,7 +520,7 @@ export class MemoryStore implements Store {
       const removed = this.removeEntry(wkey, member)
       if (left > 0 && removed !== undefined) {
         const m = limitMember(left, reference)
-        this.windows.get(wkey)?.push({ score: removed.score, member: m })
+        this.windowAdd(wkey, { score: removed.score, member: m })
         kept.push([wkey, m])
       }
     }
@@ -448,6 +534,8 @@ export class MemoryStore implements Store {
       reversal: { amount: String(amt), atMs: this.clock() }, reversalRequested: requested
     }, null)
     this.emit(urn, 'decision.reversed', { reference, last4: rec.last4, released: String(amt), held: String(left), available: String(cust?.available ?? 0) })
+    this.audit(audit, { held: String(held), available: String(availableBefore) },
+      { held: String(left), released: String(Number(rec.released) + amt), available: String(cust?.available ?? 0) })
     return { replayed: false, released: amt, available: cust?.available ?? 0 }
   }
 
@@ -479,14 +567,15 @@ export class MemoryStore implements Store {
     return e === undefined ? null : JSON.parse(e.value) as T
   }
 
-  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void> {
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires = true): Promise<void> {
     this.assertOpen()
     if (expectedRev !== undefined) {
       const e = this.live(this.keys.lifecycle(kind, id))
       const rev = e === undefined ? 0 : (JSON.parse(e.value) as { rev?: unknown }).rev
       if ((typeof rev === 'number' ? rev : 0) !== expectedRev) throw new LifecycleStale(`${kind} ${id} changed since it was read`)
     }
-    this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
+    // a record not final is kept until a save makes it final
+    this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: expires ? this.clock() + LIFECYCLE_TTL_SECONDS * 1000 : Number.POSITIVE_INFINITY })
   }
 
   async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
@@ -527,4 +616,9 @@ export class MemoryStore implements Store {
   private assertOpen (): void {
     if (this.closed) throw new ERR_STORE_NOT_DONE('the store is closed')
   }
+}
+
+/** The amount of a limit-window entry '<amount>|<reference>'. */
+function memberAmount (member: string): number {
+  return Number(member.slice(0, member.indexOf('|')))
 }

@@ -1,12 +1,10 @@
 // Shared by both stores: limits on amounts and the normal form of a stored decision record.
 import assert from 'node:assert'
 import type { DecisionMeta, DecisionRecord } from './types.js'
-import type { ControlHit } from '../controls/types.js'
+import type { ControlHit } from '../domain/controls.js'
 
 /** A balance stays below 2^53 so every store computes it exactly (Lua and JS numbers are doubles). */
 export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
-/** string(15) of the spec: the largest single amount a request or an admin call may carry. */
-export const MAX_AMOUNT = 999_999_999_999_999
 
 /**
  * Amounts reach the store already parsed at the edge; anything else here is a programmer error, so it
@@ -49,5 +47,40 @@ export function controlHitOf (raw: unknown): ControlHit | null {
     ...(h.limit !== undefined ? { limit: Number(h.limit) } : {}),
     ...(h.totalBefore !== undefined ? { totalBefore: Number(h.totalBefore) } : {}),
     debit: Number(h.debit)
+  }
+}
+
+/** Whose and when: what every decision record starts from, a tombstone's as much as a decision's. */
+export interface RecordStart {
+  urn: string
+  reference: string
+  last4: string
+  attempt: string
+  fingerprint: string
+  arrivedAtMs: number
+  deadlineAtMs: number
+  decidedAtMs: number
+}
+
+/**
+ * The deadline's 05 recorded before anything was decided: nothing held, nothing counted. A decision is this
+ * record with what the store decided written over it, so the two cannot drift apart (the Lua scripts build
+ * theirs the same way: `deadlineRecord` in src/store/lua.ts).
+ */
+export function deadlineRecord (start: RecordStart): DecisionRecord {
+  return {
+    ...start,
+    code: '05', reason: 'deadline', ruleId: null, debit: '0', held: '0', released: '0',
+    shadowLimitHits: [], limitEntries: [], answeredOnDeadline: true, decidedCode: null, reversal: null, meta: null,
+    controlEntries: [], control: null
+  }
+}
+
+/** The `decision.created` event's data: what the record says, and the available balance the store saw. */
+export function createdEventOf (rec: DecisionRecord, available: string | null): Record<string, unknown> {
+  return {
+    reference: rec.reference, last4: rec.last4, code: rec.code, reason: rec.reason, ruleId: rec.ruleId, control: rec.control,
+    debit: rec.debit, held: rec.held, available, shadowLimitHits: rec.shadowLimitHits, decidedCode: rec.decidedCode,
+    answeredOnDeadline: rec.answeredOnDeadline, arrivedAtMs: rec.arrivedAtMs, decidedAtMs: rec.decidedAtMs
   }
 }

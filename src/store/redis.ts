@@ -2,14 +2,15 @@
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
 import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, LifecycleStale, reject, type StoreRejectionCode } from '../errors.js'
-import type { ResponseCode } from '../decision/request.js'
+import type { ResponseCode } from '../domain/request.js'
 import { Keys, bucketOf } from './keys.js'
 import { flatEvent } from './outbox-entry.js'
-import { ABANDON_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_CAS_LUA } from './lua.js'
-import type { ControlEntries, ControlsInput } from '../controls/types.js'
+import { ABANDON_LUA, AUDIT_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_CAS_LUA } from './lua.js'
+import type { ControlEntries, ControlsInput } from '../domain/controls.js'
+import type { AuditContext, AuditRecord } from '../domain/audit.js'
 import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
-  CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  AUDIT_RETENTION_MS_DEFAULT, auditUrnOf, CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, type MoneyOpKind, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -29,6 +30,7 @@ interface ScriptCommands {
   extauthPutCustomer (...args: Array<string | number>): Promise<Reply>
   extauthPutCard (...args: Array<string | number>): Promise<Reply>
   extauthCardControls (...args: Array<string | number>): Promise<Reply>
+  extauthAudit (...args: Array<string | number>): Promise<Reply>
 }
 
 export interface RedisConnectOptions {
@@ -122,6 +124,7 @@ function defineScripts (client: Client): ScriptCommands {
   client.defineCommand('extauthPutCustomer', { lua: PUT_CUSTOMER_LUA, numberOfKeys: 2 })
   client.defineCommand('extauthPutCard', { lua: PUT_CARD_LUA, numberOfKeys: 3 })
   client.defineCommand('extauthCardControls', { lua: CARD_CONTROLS_LUA, numberOfKeys: 4 })
+  client.defineCommand('extauthAudit', { lua: AUDIT_LUA, numberOfKeys: 1 })
   return client as unknown as ScriptCommands
 }
 
@@ -130,6 +133,8 @@ export interface RedisStoreOptions {
   /** EVENTS_BACKLOG_MAX: the outbox's bound over all buckets */
   backlogMax?: number
   retentionMs?: number
+  /** AUDIT_RETENTION_DAYS in ms */
+  auditRetentionMs?: number
   /**
    * Replicas that must hold an approval (and a deadline compensation) before it counts as done: after the
    * commit, WAIT on the same connection. 0 = do not wait (replication stays asynchronous).
@@ -146,6 +151,7 @@ export class RedisStore implements Store {
   private readonly scripts: ScriptCommands
   private readonly streamMaxLen: number
   private readonly retentionMs: number
+  private readonly auditKeepS: string
   /**
    * Redis clock minus ours. The authorize script compares the deadline with Redis TIME; without this a
    * Redis host whose clock runs ahead would refuse every commit, and one behind would commit too late.
@@ -167,6 +173,12 @@ export class RedisStore implements Store {
     this.scripts = defineScripts(client)
     this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
     this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
+    this.auditKeepS = String(Math.ceil((opts.auditRetentionMs ?? AUDIT_RETENTION_MS_DEFAULT) / 1000))
+  }
+
+  /** the admin scripts' two audit arguments: the route's context (JSON, '' for none) and the retention */
+  private auditArgs (audit: AuditContext | undefined): [string, string] {
+    return [audit === undefined ? '' : JSON.stringify(audit), this.auditKeepS]
   }
 
   private get retentionSeconds (): string {
@@ -288,11 +300,11 @@ export class RedisStore implements Store {
     return withSettings ? [this.keys.cardControls(urn, last4), ...daily] : daily
   }
 
-  private async cardControls (urn: string, last4: string, patch: ControlEntries | null): Promise<{ before: ControlEntries, after: ControlEntries }> {
+  private async cardControls (urn: string, last4: string, patch: ControlEntries | null, audit?: AuditContext): Promise<{ before: ControlEntries, after: ControlEntries }> {
     const k = this.keys
     const pairs = patch === null ? [] : patchToFields(patch).flat()
     const out = await send(this.client, async () => await this.scripts.extauthCardControls(k.customer(urn), k.cards(urn), k.cardControls(urn, last4), k.stream(urn),
-      last4, urn, String(this.streamMaxLen), ...pairs)) as unknown[]
+      last4, urn, String(this.streamMaxLen), ...this.auditArgs(audit), ...pairs)) as unknown[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     if (pairs.length > 0) this.wrote(urn)
     return { before: entriesFromFields(pairsToObject(out[1])), after: entriesFromFields(pairsToObject(out[2])) }
@@ -302,20 +314,20 @@ export class RedisStore implements Store {
     return (await this.cardControls(urn, last4, null)).after
   }
 
-  async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
-    return await this.cardControls(urn, last4, patch)
+  async patchCardControls (urn: string, last4: string, patch: ControlEntries, audit?: AuditContext): Promise<{ before: ControlEntries, after: ControlEntries }> {
+    return await this.cardControls(urn, last4, patch, audit)
   }
 
-  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
+  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }, audit?: AuditContext): Promise<Customer> {
     await send(this.client, async () => await this.scripts.extauthPutCustomer(this.keys.customer(urn), this.keys.stream(urn), patch.status ?? '',
-      patch.customerId === undefined ? '0' : '1', patch.customerId ?? '', urn, String(this.streamMaxLen)))
+      patch.customerId === undefined ? '0' : '1', patch.customerId ?? '', urn, String(this.streamMaxLen), ...this.auditArgs(audit)))
     this.wrote(urn)
     return await this.mustGetCustomer(urn)
   }
 
-  async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
+  async putCard (urn: string, last4: string, status: CardStatus, audit?: AuditContext): Promise<Customer> {
     const out = await send(this.client, async () => await this.scripts.extauthPutCard(this.keys.customer(urn), this.keys.cards(urn), this.keys.stream(urn),
-      last4, status, urn, String(this.streamMaxLen)))
+      last4, status, urn, String(this.streamMaxLen), ...this.auditArgs(audit)))
     if (out !== 'OK') reject(String(out) as StoreRejectionCode)
     this.wrote(urn)
     return await this.mustGetCustomer(urn)
@@ -342,23 +354,35 @@ export class RedisStore implements Store {
     }
   }
 
-  private async moneyOp (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    assertAmount(amount, kind)
+  private async moneyOp (kind: MoneyOpKind, urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    assertAmount(amount, kind, { zero: kind === 'note' })
     const k = this.keys
     const out = await send(this.client, async () => await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
       kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE), this.retentionSeconds,
-      event?.type ?? '', event?.details !== undefined ? JSON.stringify(event.details) : '')) as string[]
+      event?.type ?? '', event?.details !== undefined ? JSON.stringify(event.details) : '', ...this.auditArgs(audit))) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', available: Number(out[2]) }
   }
 
-  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    return await this.moneyOp('credit', urn, amount, reference, event)
+  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    return await this.moneyOp('credit', urn, amount, reference, event, audit)
   }
 
-  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    return await this.moneyOp('debit', urn, amount, reference, event)
+  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    return await this.moneyOp('debit', urn, amount, reference, event, audit)
+  }
+
+  async appendAudit (record: Omit<AuditRecord, 'atMs'>): Promise<AuditRecord> {
+    const urn = auditUrnOf(record)
+    const atMs = Number(await send(this.client, async () => await this.scripts.extauthAudit(this.keys.stream(urn), String(this.streamMaxLen),
+      JSON.stringify(record), this.auditKeepS, record.target.urn ?? '')))
+    this.wrote(urn)
+    return { ...record, atMs }
+  }
+
+  async recordCompletion (urn: string, reference: string, event: MoneyEvent): Promise<MoneyOpResult> {
+    return await this.moneyOp('note', urn, 0, reference, event)
   }
 
   private wrote (urn: string): void {
@@ -372,7 +396,7 @@ export class RedisStore implements Store {
     return { ...normalizeRecord(JSON.parse(raw)), expiresAtMs: pttl >= 0 ? Date.now() + pttl : null }
   }
 
-  async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+  async reverse (urn: string, reference: string, amount: number | null, audit?: AuditContext): Promise<ReversalResult> {
     if (amount !== null) assertAmount(amount, 'reversal amount')
     const k = this.keys
     // The script needs the decision's window keys declared; read them first. They never change to other
@@ -381,7 +405,7 @@ export class RedisStore implements Store {
     if (rec === null) reject('DECISION_NOT_FOUND')
     const windowKeys = [...rec.limitEntries.map((e) => e[0]), ...rec.controlEntries.map((e) => e[0])]
     const out = await send(this.client, async () => await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
-      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen))) as string[]
+      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen), ...this.auditArgs(audit))) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }
@@ -406,13 +430,15 @@ export class RedisStore implements Store {
     return raw === null ? null : JSON.parse(raw) as T
   }
 
-  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void> {
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires = true): Promise<void> {
     const key = this.keys.lifecycle(kind, id)
     if (expectedRev === undefined) {
-      await this.client.set(key, JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
+      // a plain SET clears the ttl: a record not final is kept until a save makes it final
+      if (expires) await this.client.set(key, JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
+      else await this.client.set(key, JSON.stringify(value))
       return
     }
-    if (await this.client.eval(PUT_LIFECYCLE_CAS_LUA, 1, key, JSON.stringify(value), expectedRev, LIFECYCLE_TTL_SECONDS) !== 1) {
+    if (await this.client.eval(PUT_LIFECYCLE_CAS_LUA, 1, key, JSON.stringify(value), expectedRev, expires ? LIFECYCLE_TTL_SECONDS : 0) !== 1) {
       throw new LifecycleStale(`${kind} ${id} changed since it was read`)
     }
   }

@@ -1,33 +1,18 @@
 // One store interface for the decision pipeline and the admin API; implemented by the Redis store and the
 // in-memory store, which pass the same contract suite (test/store/contract.ts).
-import type { ResponseCode } from '../decision/request.js'
-import type { LimitCheck, RuleHit } from '../rules/types.js'
-import type { ControlEntries, ControlHit, ControlsInput } from '../controls/types.js'
+import type { ResponseCode } from '../domain/request.js'
+import type { LimitCheck, RuleHit } from '../domain/rule-hits.js'
+import type { DecisionReason } from '../domain/decision-reason.js'
+import type { ControlEntries, ControlHit, ControlsInput } from '../domain/controls.js'
+import type { AuditContext, AuditRecord } from '../domain/audit.js'
+
+// the store's answer carries it: its users read it with the rest of the interface
+export type { DecisionReason }
 
 export const CUSTOMER_STATUSES = ['ACTIVE', 'BLOCKED', 'CLOSED'] as const
 export type CustomerStatus = typeof CUSTOMER_STATUSES[number]
 export const CARD_STATUSES = ['ACTIVE', 'LOST', 'STOLEN', 'BLOCKED'] as const
 export type CardStatus = typeof CARD_STATUSES[number]
-
-/** Why a decision came out as it did. Stable: it is logged, stored and counted in metrics. */
-export type DecisionReason =
-  | 'approved'
-  | 'unknown_urn'
-  | 'customer_blocked'
-  | 'customer_closed'
-  | 'card_lost'
-  | 'card_stolen'
-  | 'card_blocked'
-  | 'card_unknown'
-  | 'rule'
-  | 'limit'
-  | 'insufficient_funds'
-  | 'conflict'
-  | 'deadline'
-  /** a card control is off for this kind of use (05) */
-  | 'control_off'
-  /** a card control's perTransactionMax or dailyMax would be passed (61) */
-  | 'control_limit'
 
 export interface AuthorizeInput {
   urn: string
@@ -140,6 +125,21 @@ export interface AbandonInput {
   tombstone?: boolean
 }
 
+/** The compensation of one authorize attempt: what it names of the attempt, its arrival and its controls. */
+export function abandonInputOf (input: AuthorizeInput): AbandonInput {
+  return {
+    urn: input.urn,
+    reference: input.reference,
+    attempt: input.attempt,
+    fingerprint: input.fingerprint,
+    limits: input.limits,
+    last4: input.last4,
+    arrivedAtMs: input.nowMs,
+    deadlineAtMs: input.deadlineAtMs,
+    ...(input.controls !== undefined ? { controls: input.controls } : {})
+  }
+}
+
 export type AbandonOutcome =
   /** no decision existed: a tombstone now answers 05 to this reference */
   | 'tombstoned'
@@ -163,6 +163,9 @@ export interface MoneyOpResult {
   available: number
 }
 
+/** A money operation of the store: a 'note' moves nothing, it records that an operation completed. */
+export type MoneyOpKind = 'credit' | 'debit' | 'note'
+
 /** The event a credit or debit writes instead of funds.credited / funds.debited. */
 export interface MoneyEvent {
   type: 'load.completed' | 'transfer.completed' | 'unload.completed' | 'funds.credited' | 'funds.debited'
@@ -183,14 +186,28 @@ export interface Store {
   readonly kind: 'memory' | 'redis'
   authorize (input: AuthorizeInput): Promise<AuthorizeResult>
   abandon (input: AbandonInput): Promise<AbandonOutcome>
-  putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer>
-  putCard (urn: string, last4: string, status: CardStatus): Promise<Customer>
+  /**
+   * The changes of the admin API take the route's `audit` context: the change and its audit record (with
+   * the state before and after) are one atomic step. A change refused or replayed writes no record.
+   */
+  putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }, audit?: AuditContext): Promise<Customer>
+  putCard (urn: string, last4: string, status: CardStatus, audit?: AuditContext): Promise<Customer>
   getCustomer (urn: string): Promise<Customer | null>
   /** `event` names the operation this money movement completes (its event type and details) */
-  credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult>
-  debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult>
+  credit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult>
+  debit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult>
+  /**
+   * Records, once per reference, that an operation whose money already moved has completed, and writes its
+   * event in the same step (an unload's `unload.completed`). Moves no money; rejects CUSTOMER_NOT_FOUND.
+   */
+  recordCompletion (urn: string, reference: string, event: MoneyEvent): Promise<MoneyOpResult>
   getDecision (urn: string, reference: string): Promise<DecisionRecord | null>
-  reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult>
+  reverse (urn: string, reference: string, amount: number | null, audit?: AuditContext): Promise<ReversalResult>
+  /**
+   * An audit record on its own (a change that is not one store script, or a refused call), with its
+   * audit.recorded event; in the bucket of `target.urn` when there is one. Returns it as stored.
+   */
+  appendAudit (record: Omit<AuditRecord, 'atMs'>): Promise<AuditRecord>
   /** the undelivered events of this urn's bucket, flattened (for audits and tests; see outbox-entry.ts) */
   readDecisionStream (urn: string, count?: number): Promise<Array<Record<string, string>>>
   /** stores `value` unless a record exists; returns the record that is there afterwards */
@@ -199,9 +216,11 @@ export interface Store {
   /**
    * Replaces the record. With `expectedRev` it is a compare-and-set: the record is written only if the
    * stored one's `rev` (0 when absent, or when it has none) is `expectedRev`; otherwise it rejects with
-   * LifecycleStale and changes nothing. The caller puts the next revision in `value.rev`.
+   * LifecycleStale and changes nothing. The caller puts the next revision in `value.rev`. `expires`
+   * (default true): the record is kept LIFECYCLE_TTL_SECONDS after this save; false: it is kept until a
+   * later save lets it expire (a record that is not final must never be forgotten, see moves/records.ts).
    */
-  putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void>
+  putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires?: boolean): Promise<void>
   /** a short exclusive lock on one lifecycle reference, held by `owner`; false when someone else holds it */
   lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean>
   /** restarts the lock's ttl only if `owner` still holds it; false when it does not (expired, or taken since) */
@@ -211,7 +230,7 @@ export interface Store {
   /** the card's own control settings (not the defaults); rejects CUSTOMER_NOT_FOUND, CARD_NOT_FOUND */
   getCardControls (urn: string, last4: string): Promise<ControlEntries>
   /** sets the named fields atomically; returns the card's own settings before and after */
-  patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }>
+  patchCardControls (urn: string, last4: string, patch: ControlEntries, audit?: AuditContext): Promise<{ before: ControlEntries, after: ControlEntries }>
   /** true when the store can take commands now */
   ready (): boolean
   ping (): Promise<void>
@@ -233,7 +252,17 @@ export function decisionTtlMs (retentionMs: number, limits: ReadonlyArray<{ reta
   for (const l of limits) if (l.retainMs + DAY_MS > ttl) ttl = l.retainMs + DAY_MS
   return ttl
 }
-/** Lifecycle records (loads, transfers, pre-auths) are kept 30 days after their last change. */
+export { AUDIT_RETENTION_MS_DEFAULT } from '../domain/audit.js'
+
+/** The bucket an audit record on its own goes to: its customer's, else one spread by the record's id. */
+export function auditUrnOf (record: Pick<AuditRecord, 'id' | 'target'>): string {
+  return record.target.urn ?? record.id
+}
+/**
+ * Final lifecycle records (loads, transfers, unloads, pre-auths) are kept 30 days after their last change;
+ * a record saved as not final (money held or moved but not settled, or a party that may have acted) is
+ * kept without expiry until a save makes it final (putLifecycle's `expires`).
+ */
 export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
 /**
  * How long a card control's daily total is kept after its first approval: a local day is at most 25 h

@@ -3,9 +3,9 @@
 // not called malformed. A required field that is "" is still missing.
 import t from 'tap'
 import Fastify from 'fastify'
-import { createGatewayAdapter } from '../../src/adapters/gateway.js'
-import { createPrepaidAdapter } from '../../src/adapters/prepaid.js'
-import { createRiskAdapter } from '../../src/adapters/risk.js'
+import { createGatewayAdapter } from '../../src/adapters/gateway/adapter.js'
+import { createPrepaidAdapter } from '../../src/adapters/prepaid/adapter.js'
+import { createRiskAdapter } from '../../src/adapters/risk/adapter.js'
 import { GATEWAY_CREDS, listen, PREPAID_CREDS, quietLogger, RISK_CREDS } from './fixtures/setup.js'
 
 /** A party answering every POST with the next body of `answers`. */

@@ -1,10 +1,10 @@
 // The parsers on answers the simulators do not produce: numbers as strings and strings as numbers,
 // "0" / "00" / 0, and shapes that must not pass for success.
 import t from 'tap'
-import { gatewayCodeMeaning } from '../../src/adapters/gateway-codes.js'
-import { parseCaptureAnswer, parseOtpAnswer, parseTxnAnswer } from '../../src/adapters/gateway-parse.js'
-import { parseTokenAnswer, parseTransferAnswer } from '../../src/adapters/prepaid-parse.js'
-import { walletCodeFamily } from '../../src/adapters/wallet-codes.js'
+import { gatewayCodeMeaning } from '../../src/adapters/gateway/codes.js'
+import { parseCaptureAnswer, parseOtpAnswer, parseTxnAnswer } from '../../src/adapters/gateway/parse.js'
+import { parseTokenAnswer, parseTransferAnswer } from '../../src/adapters/prepaid/parse.js'
+import { walletCodeFamily } from '../../src/adapters/prepaid/wallet-codes.js'
 
 t.test('gateway transaction answers', async (t) => {
   for (const [status, pgErrorCode, transactionId] of [[50020, '0', '12'], ['50020', 0, 12], [' 50020 ', '00', '12']] as const) {

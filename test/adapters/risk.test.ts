@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createRiskAdapter } from '../../src/adapters/risk.js'
-import type { RiskAdapter, RiskOptions } from '../../src/adapters/risk.js'
+import { createRiskAdapter } from '../../src/adapters/risk/adapter.js'
+import type { RiskAdapter, RiskOptions } from '../../src/adapters/risk/adapter.js'
 import { buildRiskSim } from '../../src/sim/risk-sim.js'
 import type { RiskSim, RiskSimOptions } from '../../src/sim/risk-sim.js'
 import { elapsedMs, listen, quietLogger, RISK_CREDS } from './fixtures/setup.js'

@@ -8,7 +8,7 @@ import type { JournalEntry } from '../../src/domain/journal.js'
 import { runBacktest } from '../../src/backtest/engine.js'
 import { loadRuleSet } from '../../src/rules/load.js'
 import type { CompiledRuleSet } from '../../src/rules/types.js'
-import { main } from '../../src/cli.js'
+import { main } from '../../src/cli/main.js'
 import { defaultRulesDir, editedRules, entry, memorySource, tempDir, writeNdjson, rng } from './helpers.js'
 
 const TZ = 'Asia/Kolkata'

@@ -1,7 +1,7 @@
 // The replay's running windows against a plain list summed each time (the store's semantics), on seeded
 // random traffic with some entries out of order; and the card controls' daily totals.
 import t from 'tap'
-import { DailyTotals, ReplayWindow } from '../../src/backtest/windows.js'
+import { CustomerState, ReplayWindow } from '../../src/backtest/windows.js'
 import { rng } from './helpers.js'
 
 
@@ -49,13 +49,13 @@ t.test('calendar window: the start jumps forward at the period change, and back 
 })
 
 t.test('daily totals: per local day; a later day starts from zero', async t => {
-  const d = new DailyTotals()
-  d.add('U', '1234', 'ATM', '20261110', 500)
-  d.add('U', '1234', 'ATM', '20261110', 700)
-  t.equal(d.get('U', '1234', 'ATM', '20261110'), 1200)
-  t.equal(d.get('U', '1234', 'POS', '20261110'), 0, 'per kind')
-  t.equal(d.get('U', '9999', 'ATM', '20261110'), 0, 'per card')
-  t.equal(d.get('U', '1234', 'ATM', '20261111'), 0)
-  d.add('U', '1234', 'ATM', '20261111', 100)
-  t.equal(d.get('U', '1234', 'ATM', '20261111'), 100)
+  const d = new CustomerState()
+  d.dayTotal('1234', 'ATM').add('20261110', 500)
+  d.dayTotal('1234', 'ATM').add('20261110', 700)
+  t.equal(d.dayTotal('1234', 'ATM').on('20261110'), 1200)
+  t.equal(d.dayTotal('1234', 'POS').on('20261110'), 0, 'per kind')
+  t.equal(d.dayTotal('9999', 'ATM').on('20261110'), 0, 'per card')
+  t.equal(d.dayTotal('1234', 'ATM').on('20261111'), 0)
+  d.dayTotal('1234', 'ATM').add('20261111', 100)
+  t.equal(d.dayTotal('1234', 'ATM').on('20261111'), 100)
 })

@@ -10,7 +10,8 @@ import { MemoryStore } from '../../src/store/memory.js'
 import type { AbandonInput, AbandonOutcome, AuthorizeInput, AuthorizeResult, Store } from '../../src/store/types.js'
 import { decide, type DecisionDeps } from '../../src/decision/pipeline.js'
 import { Compensator } from '../../src/decision/compensator.js'
-import { withDeadline, type Timers } from '../../src/decision/deadline.js'
+import { DeadlineGuard, InFlight } from '../../src/decision/deadline.js'
+import { manualClock } from '../helpers/manual-clock.js'
 import { FileCompensationJournal } from '../../src/decision/compensation-journal.js'
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN } from '../../src/errors.js'
 import { emptyRuleSet } from '../../src/rules/manager.js'
@@ -57,7 +58,7 @@ t.test('a reply lost after the commit is undone, whatever the error text says', 
   const compensator = new Compensator(inner, silent)
   const now = Date.now()
   await t.rejects(decide(request({ urn: 'U-lost', transactionReferenceNumber: 'R1', transactionAmount: '300' }),
-    { arrivedAtMs: now, deadlineAtMs: now + 1000, signal: new AbortController().signal }, deps(store, compensator)))
+    { arrivedAtMs: now, deadlineAtMs: now + 1000, abort: new InFlight(now + 1000) }, deps(store, compensator)))
   await settle(compensator)
   t.equal((await inner.getCustomer('U-lost'))?.available, 1000, 'the hold of the lost reply is given back')
   t.match(await inner.getDecision('U-lost', 'R1'), { code: '05', held: '0', answeredOnDeadline: true })
@@ -70,21 +71,11 @@ t.test('a store that surely did nothing leaves nothing to undo (no tombstone for
   const compensator = new Compensator(inner, silent)
   const now = Date.now()
   await t.rejects(decide(request({ urn: 'U-down', transactionReferenceNumber: 'R2' }),
-    { arrivedAtMs: now, deadlineAtMs: now + 1000, signal: new AbortController().signal }, deps(store, compensator)))
+    { arrivedAtMs: now, deadlineAtMs: now + 1000, abort: new InFlight(now + 1000) }, deps(store, compensator)))
   await settle(compensator)
   t.equal(compensator.pending, 0)
   t.equal(await inner.getDecision('U-down', 'R2'), null, 'the platform\'s retry is decided afresh')
 })
-
-/** Timers driven by hand: the deadline fires when the test says so. */
-function manualTimers (): Timers & { fire: () => void } {
-  const due: Array<() => void> = []
-  return {
-    setTimeout: (fn) => { due.push(fn); return due.length - 1 },
-    clearTimeout: () => {},
-    fire: () => { for (const fn of due.splice(0)) fn() }
-  }
-}
 
 /** A store whose authorize commits but whose reply never comes, and whose abandon is recorded, then stalls. */
 function stalled (inner: Store, seen: string[]): Store {
@@ -116,18 +107,22 @@ t.test('killed after answering 05 on the deadline, before the store took the und
   await funded(shared, 'U-kill', 1000)
   const seen: string[] = []
   const deadPid = 2 ** 22 + 12345 // above Linux's pid_max: surely not a live process
-  const timers = manualTimers()
+  const now = Date.now()
+  const clock = manualClock(now)
   {
     const store = stalled(shared, seen)
-    const compensator = new Compensator(store, silent, undefined, { journal: new FileCompensationJournal(dir, 'test-store', deadPid), timers })
-    const now = Date.now()
-    const guarded = withDeadline(now + 1000, async (signal) => await decide(request({ urn: 'U-kill', transactionReferenceNumber: 'R3', transactionAmount: '400' }),
-      { arrivedAtMs: now, deadlineAtMs: now + 1000, signal }, deps(store, compensator)), { now: Date.now, timers })
+    const compensator = new Compensator(store, silent, undefined, { journal: new FileCompensationJournal(dir, 'test-store', deadPid), timers: clock.timers })
+    const guard = new DeadlineGuard(clock)
+    // as the endpoint does: the 05 is written by the guard's deadline callback
+    const f = guard.start(now + 1000, () => { seen.push('answered 05') })
+    void decide(request({ urn: 'U-kill', transactionReferenceNumber: 'R3', transactionAmount: '400' }),
+      { arrivedAtMs: now, deadlineAtMs: now + 1000, abort: f }, deps(store, compensator))
     while (!seen.includes('authorize committed')) await new Promise((resolve) => setImmediate(resolve))
-    timers.fire()
-    seen.push('answered')
-    t.same(await guarded, { onDeadline: true }, 'the guard answers 05')
-    t.same(seen, ['authorize committed', 'abandon sent', 'answered'], 'the undo is handed to the store before the 05 is written')
+    clock.advanceTo(now + 999)
+    t.same(seen, ['authorize committed'], 'nothing is answered before the deadline')
+    clock.advanceTo(now + 1000)
+    t.same(seen, ['authorize committed', 'abandon sent', 'answered 05'], 'the undo is handed to the store before the 05 is written')
+    t.equal(guard.finish(f), false, 'a late result of the decision would be dropped')
     t.equal((await shared.getCustomer('U-kill'))?.available, 600, 'the store still holds the amount: the undo never arrived')
     // the process is killed here: its compensator, timers and pending promises are gone
   }
@@ -158,10 +153,10 @@ t.test('a repeat answered 05 because the store did not run it releases the earli
   const compensator = new Compensator(inner, silent)
   const req = request({ urn: 'U-rep', transactionReferenceNumber: 'R5', transactionAmount: '250' })
   const first = Date.now()
-  const d = await decide(req, { arrivedAtMs: first, deadlineAtMs: first + 1000, signal: new AbortController().signal }, deps(inner, compensator))
+  const d = await decide(req, { arrivedAtMs: first, deadlineAtMs: first + 1000, abort: new InFlight(first + 1000) }, deps(inner, compensator))
   t.equal(d.code, '00', 'the first attempt is approved; its answer is lost on the way to the platform')
   const down = failingAfter(inner, 'fail', () => new ERR_STORE_NOT_DONE('redis is reconnecting'))
-  await t.rejects(decide(req, { arrivedAtMs: first + 2000, deadlineAtMs: first + 3000, signal: new AbortController().signal }, deps(down, compensator)),
+  await t.rejects(decide(req, { arrivedAtMs: first + 2000, deadlineAtMs: first + 3000, abort: new InFlight(first + 3000) }, deps(down, compensator)),
     'the platform\'s repeat meets a store that is down: answered 05')
   await settle(compensator)
   t.equal((await inner.getCustomer('U-rep'))?.available, 1000, 'no hold survives the 05 the platform heard last')

@@ -10,7 +10,7 @@ import { STORE_KINDS, adminClient, auth, authBody, buildApp, freshUrn, metricVal
 import { MemoryStore } from '../../src/store/memory.js'
 import { loadConfig, ConfigError } from '../../src/config.js'
 import { testConfig } from '../helpers/config.js'
-import { OPEN_CONTROLS } from '../../src/controls/types.js'
+import { OPEN_CONTROLS } from '../../src/domain/controls.js'
 
 const RBI_FILE = 'examples/card-controls.rbi.json'
 const RBI = {

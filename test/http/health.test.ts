@@ -32,7 +32,7 @@ t.test('live and ready on the memory store; 503 while shutting down', async t =>
   t.equal(res.statusCode, 200, 'ready')
   t.same(res.json(), { status: 'ok' })
 
-  deps.lifecycle.shuttingDown = true
+  deps.shutdown.started = true
   res = await ready(publicApp)
   t.equal(res.statusCode, 503, 'not ready while shutting down')
   t.match(res.json(), { status: 'unavailable', reasons: ['shutting_down'] })
@@ -40,7 +40,7 @@ t.test('live and ready on the memory store; 503 while shutting down', async t =>
   t.equal(stillLive.statusCode, 200, 'still live')
   // requests that still arrive are answered
   checkInjected(t, await auth(publicApp, authBody({ urn: freshUrn() })), { status: 200, code: '14', amount: '1250' }, 'decided while draining')
-  deps.lifecycle.shuttingDown = false
+  deps.shutdown.started = false
   t.equal((await ready(publicApp)).statusCode, 200, 'ready again')
 })
 

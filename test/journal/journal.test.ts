@@ -9,7 +9,7 @@ import { sharedRedisStore, SHARED_REDIS_URL } from '../helpers/redis.js'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { main } from '../../src/cli.js'
+import { main } from '../../src/cli/main.js'
 import { authInput, limit } from '../store/contract.js'
 import type { JournalEntry } from '../../src/domain/journal.js'
 

@@ -4,6 +4,7 @@ import { FAULT_KINDS, OP_KINDS } from '../../scripts/lib/money-sim/options.js'
 import { MemoryStore } from '../../src/store/memory.js'
 import { memoryStore } from '../../scripts/lib/money-sim/stores.js'
 import { assertCoverage, ciOptions, simulate } from '../helpers/money-sim.js'
+import { bucketOf } from '../../src/store/keys.js'
 
 t.test('14,000 steps on the memory store hold every invariant', async (t) => {
   const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 14_000 })
@@ -56,4 +57,24 @@ t.test('the simulation fails a store that forgets the card controls', async (t) 
   })
   t.equal(r.violations.length, 1, 'the run stopped at the first violation')
   t.match(r.violations[0], { invariant: 'store-agrees-with-model', detail: /^authorize .*expected .*"reason":"control_(off|limit)"/ })
+})
+
+t.test('the simulation fails a store that loses one event', async (t) => {
+  // a planted bug: the 40th credit changes the balance but its event never reaches the outbox
+  class LosesAnEvent extends MemoryStore {
+    private n = 0
+    override async credit (urn: string, amount: number, reference: string, event?: Parameters<MemoryStore['credit']>[3]): ReturnType<MemoryStore['credit']> {
+      const out = await super.credit(urn, amount, reference, event)
+      if (!out.replayed && ++this.n === 40) (this as unknown as { streams: Map<number, unknown[]> }).streams.get(bucketOf(urn))?.pop()
+      return out
+    }
+  }
+  const opts = ciOptions({ store: 'memory', seed: 11, steps: 3_000 })
+  const r = await simulate(t, opts, async (clock) => {
+    const store = new LosesAnEvent({ clock })
+    return { store, prefix: '', close: async () => { await store.close() } }
+  })
+  t.ok(r.eventsFolded > 0, `${r.eventsFolded} events folded`)
+  t.equal(r.violations.length, 1, 'the run stopped at the first violation')
+  t.match(r.violations[0], { invariant: 'events-replay', detail: /the events make \d+, the store has \d+/ })
 })

@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { AuthRequest } from '../../src/decision/request.js'
+import type { AuthRequest } from '../../src/domain/request.js'
 import { buildFacts, type RiskFacts } from '../../src/rules/facts.js'
 import { compileRuleFiles } from '../../src/rules/load.js'
 import type { RuleError } from '../../src/rules/errors.js'

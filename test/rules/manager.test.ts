@@ -133,7 +133,7 @@ t.test('close stops watching', async t => {
   other.watch()
   t.teardown(() => { other.close() })
   await writeFile(join(dir, '10-merchant.json'), gambling(['7800']))
-  t.ok(await until(() => control.lines.filter(l => l.msg === 'rule set loaded').length === 2), 'a watcher left open sees the edit')
+  t.ok(await until(() => control.lines.filter(l => l.msg === 'rule set loaded').length >= 2), 'a watcher left open sees the edit')
   t.equal(other.current.evaluate(facts({ mcc: '7800' }), 0).decline?.ruleId, 'block-gambling', 'and picks it up')
   t.equal(lines.filter(l => l.msg === 'rule set loaded').length, 1, 'only the load of start()')
   t.equal(m.current.evaluate(facts({ mcc: '7800' }), 0).decline, null, 'the edit was not picked up')

@@ -1,8 +1,9 @@
 // Secrets never leave: the public route, every admin route and the card-lifecycle routes are driven with
-// recognisable secret values (the consumer key, the admin token, the upstream credentials, and PAN, CVD2,
-// expiry and OTP values both where a route takes them and in extra fields, headers and query strings) and
-// none of them may reach the log stream (at level trace), the store (every key and value under the test's
-// Redis prefix), the metrics text, or any answer.
+// recognisable secret values (the consumer key, the admin token and the keys of ADMIN_KEYS_FILE, the
+// upstream credentials, and PAN, CVD2, expiry and OTP values both where a route takes them and in extra
+// fields, headers and query strings) and none of them may reach the log stream (at level trace), the store
+// (every key and value under the test's Redis prefix: the audit trail and the events included), the metrics
+// text, or any answer (the audit trail's included).
 //
 // The calls are a list: a new route is covered by adding its calls to CALLS.
 import t from 'tap'
@@ -10,7 +11,9 @@ import { Redis } from 'ioredis'
 import { build } from '../helpers/app.js'
 import { BANK_ID, CLIENT_ID, authBody } from '../helpers/config.js'
 import { sharedRedisStore, SHARED_REDIS_URL } from '../helpers/redis.js'
-import { startSims, GATEWAY, PREPAID, RISK } from '../lifecycle/sims.js'
+import { startSims, GATEWAY, PREPAID, RISK } from '../moves/sims.js'
+import { keysFile } from '../helpers/admin-keys.js'
+import { SCOPES } from '../../src/access/scopes.js'
 
 const SECRET = {
   consumerKey: 'ck-SECRET-c0nsumer-7f3a9c',
@@ -20,14 +23,16 @@ const SECRET = {
   cvd2: '7391',
   expDate: '112031',
   otp: '918273',
-  password: 'pw-SECRET-hunter2-x9'
+  password: 'pw-SECRET-hunter2-x9',
+  fileKey: 'fk-SECRET-k3y-9e07d1',
+  readKey: 'rk-SECRET-k3y-4c2a88'
 }
 const UPSTREAM = [GATEWAY.apiKey, PREPAID.apiKey, PREPAID.consumerKey, PREPAID.secureCode, RISK.accessToken]
 
 /** Each secret and the patterns that would show it: long values as they are, short numeric ones as a token. */
 function leaks (text: string): string[] {
   const found: string[] = []
-  for (const s of [SECRET.consumerKey, SECRET.adminToken, SECRET.pan, SECRET.panHead, SECRET.password, ...UPSTREAM]) {
+  for (const s of [SECRET.consumerKey, SECRET.adminToken, SECRET.fileKey, SECRET.readKey, SECRET.pan, SECRET.panHead, SECRET.password, ...UPSTREAM]) {
     if (text.includes(s)) found.push(s)
   }
   // 4-6 digits also occur by chance inside ids and timestamps; a leak shows them as a value of their own
@@ -44,7 +49,7 @@ const QUERY = `?pan=${SECRET.pan}&cvd2=${SECRET.cvd2}&otp=${SECRET.otp}&token=${
 
 interface Call {
   listener: 'public' | 'admin'
-  method: 'GET' | 'PUT' | 'POST'
+  method: 'GET' | 'PUT' | 'POST' | 'PATCH'
   url: string
   headers?: Record<string, string>
   /** an object is sent as JSON; a string as it is */
@@ -57,6 +62,8 @@ const MREF = `MRSEC${process.pid}`
 const platform = { 'content-type': 'application/json', 'x-consumer-custom-id': SECRET.consumerKey, clientid: CLIENT_ID, bankid: BANK_ID }
 const admin = { 'content-type': 'application/json', authorization: `Bearer ${SECRET.adminToken}` }
 const json = (o: unknown): string => JSON.stringify(o)
+
+const card = (): Record<string, string> => ({ pan: SECRET.pan, expDate: SECRET.expDate, cvd2: SECRET.cvd2, nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001' })
 
 /** Every call of every route, with the secrets where they belong and where they do not. */
 function calls (): Call[] {
@@ -92,14 +99,23 @@ function calls (): Call[] {
   adminCall('POST', `/admin/v1/customers/${URN}/decisions/REF-SECRET-1/reversal`, { amount: '10' })
   adminCall('GET', '/admin/v1/rules')
   adminCall('POST', '/admin/v1/rules/reload', {})
+  adminCall('PATCH', `/admin/v1/customers/${URN}/cards/1111/controls`, { ECOM: { enabled: true } })
+  adminCall('POST', '/admin/v1/events/failed/evt_1_2_3/resend', {})
+  // the keys of ADMIN_KEYS_FILE: one with every scope, one that may only read (refused and audited)
+  const fileKey = { ...admin, authorization: `Bearer ${SECRET.fileKey}` }
+  const readKey = { ...admin, authorization: `Bearer ${SECRET.readKey}` }
+  out.push({ listener: 'admin', method: 'POST', url: `/admin/v1/customers/${URN}/credits` + QUERY, headers: { ...fileKey, ...EXTRA_HEADERS }, body: { amount: '10', reference: 'cr-file' } })
+  out.push({ listener: 'admin', method: 'POST', url: `/admin/v1/customers/${URN}/debits`, headers: readKey, body: { amount: '10', reference: 'db-read', ...EXTRA_FIELDS } })
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: readKey, body: { urn: URN, amount: '5000', merchantReferenceNo: `${MREF}r`, ...card() } })
+  out.push({ listener: 'admin', method: 'GET', url: `/admin/v1/customers/${URN}`, headers: { authorization: `Bearer ${SECRET.fileKey}x`, 'x-admin-key': SECRET.readKey } })
   out.push({ listener: 'admin', method: 'GET', url: '/metrics' + QUERY, headers: EXTRA_HEADERS })
 
   // the card-lifecycle API (README "Card lifecycle API"): the card data is expected here, and must still not stay
-  const card = { pan: SECRET.pan, expDate: SECRET.expDate, cvd2: SECRET.cvd2, nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001' }
-  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: { ...admin, ...EXTRA_HEADERS }, body: { urn: URN, amount: '5000', merchantReferenceNo: MREF, ...card } })
-  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: admin, body: { urn: URN, amount: '5000', merchantReferenceNo: MREF, ...card } })
-  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: admin, body: { urn: URN, amount: '5000', merchantReferenceNo: MREF, ...card, cvd2: '12', pan: SECRET.pan + 'x' } })
-  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: admin, body: json({ urn: URN, amount: '5000', merchantReferenceNo: `${MREF}b`, ...card }).slice(0, -30) })
+  const cardData = card()
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: { ...admin, ...EXTRA_HEADERS }, body: { urn: URN, amount: '5000', merchantReferenceNo: MREF, ...cardData } })
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: admin, body: { urn: URN, amount: '5000', merchantReferenceNo: MREF, ...cardData } })
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: admin, body: { urn: URN, amount: '5000', merchantReferenceNo: MREF, ...cardData, cvd2: '12', pan: SECRET.pan + 'x' } })
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/loads', headers: admin, body: json({ urn: URN, amount: '5000', merchantReferenceNo: `${MREF}b`, ...cardData }).slice(0, -30) })
   out.push({ listener: 'admin', method: 'POST', url: `/v1/loads/${MREF}/otp/resend`, headers: admin, body: {} })
   out.push({ listener: 'admin', method: 'POST', url: `/v1/loads/${MREF}/otp`, headers: admin, body: { otp: '000000' } })
   out.push({ listener: 'admin', method: 'POST', url: `/v1/loads/${MREF}/otp`, headers: admin, body: { ...EXTRA_FIELDS, otp: SECRET.otp } })
@@ -114,6 +130,9 @@ function calls (): Call[] {
   out.push({ listener: 'admin', method: 'POST', url: '/v1/transfers', headers: admin, body: transfer })
   out.push({ listener: 'admin', method: 'GET', url: `/v1/transfers/TX${process.pid}`, headers: admin })
   out.push({ listener: 'admin', method: 'POST', url: '/v1/risk/analyse', headers: { ...admin, ...EXTRA_HEADERS }, body: { clientTxnRefId: `RK${process.pid}`, acctNumber: '1000000001', purchaseAmount: '100', txnSourceType: 'ECOM', ...EXTRA_FIELDS } })
+  // last: the audit trail of all the above, read with each key
+  out.push({ listener: 'admin', method: 'GET', url: '/admin/v1/audit?limit=100', headers: readKey })
+  out.push({ listener: 'admin', method: 'GET', url: '/admin/v1/audit?limit=100' + QUERY.replace('?', '&'), headers: { ...admin, ...EXTRA_HEADERS } })
   return out
 }
 
@@ -157,10 +176,11 @@ t.test('no secret reaches the logs, the store, the metrics or an answer', async 
   const sims = await startSims(t, { gateway: { otpGenerator: () => SECRET.otp } })
   const store = await sharedRedisStore(t)
   const prefix = (store as unknown as { keys: { prefix: string } }).keys.prefix
+  const keys = keysFile(t, [{ id: 'file-all', key: SECRET.fileKey, scopes: [...SCOPES] }, { id: 'file-read', key: SECRET.readKey, scopes: ['read'] }])
   const { publicApp, adminApp, rawLogs } = await build(t, {
     store,
     logLevel: 'trace',
-    env: { ...sims.env, EXTAUTH_CONSUMER_KEY: SECRET.consumerKey, ADMIN_TOKEN: SECRET.adminToken, SHED_EVENT_LOOP_DELAY_MS: '0' }
+    env: { ...sims.env, EXTAUTH_CONSUMER_KEY: SECRET.consumerKey, ADMIN_TOKEN: SECRET.adminToken, ADMIN_KEYS_FILE: keys.path, SHED_EVENT_LOOP_DELAY_MS: '0' }
   })
   await store.putCustomer(URN2, {})
 
@@ -189,6 +209,12 @@ t.test('no secret reaches the logs, the store, the metrics or an answer', async 
   const stored = await scanStore(SHARED_REDIS_URL, prefix)
   t.ok(stored.length > 0, 'the store holds what the calls left')
   t.same(leaks(stored), [], 'no secret in the store (keys and values under the prefix)')
+  // the sweep covered the audit trail: its records and events hold what the calls did, by key id
+  const trail = (JSON.parse(answers.at(-2) ?? '{}') as { items?: Array<Record<string, unknown>> }).items ?? []
+  t.ok(trail.some((r) => r.keyId === 'file-all' && r.route === 'POST /admin/v1/customers/:urn/credits' && r.outcome === 'done'), 'the audit trail was read: a credit by the file key')
+  t.ok(trail.some((r) => r.keyId === 'file-read' && r.route === 'POST /admin/v1/customers/:urn/debits' && r.outcome === 'refused'), 'and the read key\'s refusals')
+  t.ok(trail.some((r) => r.route === 'POST /v1/loads' && r.outcome === 'OTP_SENT'), 'and the card-lifecycle calls')
+  t.match(stored, /audit\.recorded/, 'the store holds the audit events')
   const metrics = (await adminApp.inject({ method: 'GET', url: '/metrics' })).body
   t.same(leaks(metrics), [], 'no secret in the metrics')
   // the risk service is sent the fields it takes, not whatever else a caller put in the body

@@ -6,6 +6,7 @@ import { startCluster } from '../helpers/cluster.js'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 import { uniquePrefix } from '../helpers/redis.js'
 import { storeContract, authInput, urnFor } from './contract.js'
+import { auditContract } from './audit-contract.js'
 import { keySlot } from '../helpers/key-slot.js'
 import { seededRandom } from '../../src/sim/prng.js'
 import { pino } from 'pino'
@@ -15,6 +16,7 @@ import { RedisOutbox } from '../../src/events/outbox.js'
 import { Relay } from '../../src/events/relay.js'
 import { createWebhookSender } from '../../src/events/webhook.js'
 import { createEventMetrics } from '../../src/events/metrics.js'
+import { RedisJournal } from '../../src/journal/source.js'
 
 t.test('on a three-master Redis Cluster', async (t) => {
   const nodes = await startCluster(t)
@@ -25,6 +27,8 @@ t.test('on a three-master Redis Cluster', async (t) => {
     return store
   }
   storeContract(t, make)
+  // the audit records on the slot of their customer's bucket, read back over all three masters
+  auditContract(t, make)
 
   t.test('customers spread over the slots of all three masters', async (t) => {
     const store = await make(t)
@@ -59,6 +63,20 @@ t.test('on a three-master Redis Cluster', async (t) => {
     const theirs = await Promise.all(keys.map(async (k) => Number(await admin.call('CLUSTER', 'KEYSLOT', k))))
     const differ = keys.filter((k, i) => keySlot(k) !== theirs[i])
     t.same(differ, [], `${keys.length} keys, the same slot on both sides`)
+  })
+
+  t.test('a decision by reference alone, whichever master holds it', async (t) => {
+    const store = await make(t)
+    const journal = new RedisJournal(store.client, store.keys.prefix)
+    const urns = Array.from({ length: 12 }, () => urnFor('rf'))
+    for (const urn of urns) {
+      await store.putCustomer(urn, {})
+      await store.credit(urn, 1000, 'seed')
+      await store.authorize(authInput(urn, { reference: 'CL-SHARED' }))
+    }
+    t.same((await journal.byReference('CL-SHARED')).map((e) => e.urn).sort(), [...urns].sort(), 'every customer\'s decision')
+    const masters = new Set(urns.map((u) => (store.client as import('ioredis').Cluster).slots[keySlot(store.keys.stream(u))]?.[0]))
+    t.ok(masters.size > 1, `the decisions are on ${masters.size} masters`)
   })
 
   t.test('the events relay reads the outbox of every bucket on every master', async (t) => {

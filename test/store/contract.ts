@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
-import type { LimitCheck } from '../../src/rules/types.js'
+import type { LimitCheck } from '../../src/domain/rule-hits.js'
 import { StoreRejection } from '../../src/errors.js'
 import { controlsContract } from './controls-contract.js'
 
@@ -253,6 +253,18 @@ export function storeContract (t: Test, make: MakeStore): void {
     t.equal(await rejectionCode(store.credit(urnFor('none'), 1, 'x')), 'CUSTOMER_NOT_FOUND')
     t.equal(await rejectionCode(store.credit(urn, Number.MAX_SAFE_INTEGER, 'big')), 'BALANCE_LIMIT')
     t.equal((await store.getCustomer(urn))?.available, 100)
+  })
+
+  t.test('a completion is recorded once with its event and moves no money', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 700)
+    const event = { type: 'unload.completed' as const, details: { clientTxnId: 'UL1', amount: '500', fee: '7' } }
+    t.match(await store.recordCompletion(urn, 'unload:UL1:completed', event), { replayed: false, available: 700 })
+    t.match(await store.recordCompletion(urn, 'unload:UL1:completed', event), { replayed: true, available: 700 })
+    t.match(await store.credit(urn, 5, 'unload:UL1:completed'), { replayed: false, available: 705 }, 'a reference of its own kind')
+    t.equal(await rejectionCode(store.recordCompletion(urnFor('none'), 'x', event)), 'CUSTOMER_NOT_FOUND')
+    const events = (await store.readDecisionStream(urn)).filter((e) => e.urn === urn && e.type === 'unload.completed')
+    t.same(events.map(({ id: _id, ...e }) => e), [{ type: 'unload.completed', urn, reference: 'unload:UL1:completed', available: '700', clientTxnId: 'UL1', amount: '500', fee: '7' }], 'one event, with the details')
   })
 
   t.test('customers and cards', async (t) => {

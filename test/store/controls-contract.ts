@@ -1,8 +1,8 @@
 // The card controls part of the store contract (docs/api/card-controls.md): run on every store by storeContract.
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
-import type { AuthorizeInput, Store } from '../../src/store/types.js'
-import type { ControlDefault, ControlKind, ControlsInput } from '../../src/controls/types.js'
+import { abandonInputOf, type AuthorizeInput, type Store } from '../../src/store/types.js'
+import type { ControlDefault, ControlKind, ControlsInput } from '../../src/domain/controls.js'
 import { rejectionCode } from './contract.js'
 
 type MakeStore = (t: Test) => Promise<Store>
@@ -29,7 +29,6 @@ export function controlsContract (t: Test, make: MakeStore, authInput: AuthInput
     await store.putCard(urn, '4321', 'ACTIVE')
     return urn
   }
-  const abandonOf = (i: AuthorizeInput) => ({ urn: i.urn, reference: i.reference, attempt: i.attempt, fingerprint: i.fingerprint, limits: i.limits, last4: i.last4, arrivedAtMs: i.nowMs, deadlineAtMs: i.deadlineAtMs, ...(i.controls !== undefined ? { controls: i.controls } : {}) })
   const balance = async (store: Store, urn: string): Promise<number | undefined> => (await store.getCustomer(urn))?.available
 
   t.test('controls: an off control declines 05 control_off, naming it; the card own setting wins over the default', async (t) => {
@@ -131,7 +130,7 @@ export function controlsContract (t: Test, make: MakeStore, authInput: AuthInput
     t.match(await store.authorize(authInput(urn, { debitAmount: 1, controls: c })), { code: '61', control: { totalBefore: 1000 } })
 
     // abandon after the approval: the 600 of b leaves the total
-    t.equal(await store.abandon(abandonOf(b)), 'released')
+    t.equal(await store.abandon(abandonInputOf(b)), 'released')
     t.match(await store.authorize(authInput(urn, { debitAmount: 601, controls: c })), { code: '61', control: { totalBefore: 400 } })
     const fresh = await cardholder(store, 10_000)
     const x = authInput(fresh, { debitAmount: 1000, controls: c })
@@ -141,7 +140,7 @@ export function controlsContract (t: Test, make: MakeStore, authInput: AuthInput
     t.match(await store.authorize(authInput(fresh, { debitAmount: 1000, controls: c })), { code: '00' }, 'a whole reversal gives it all back')
     // a compensation before the authorize, and a commit past the deadline, count nothing
     const late = authInput(fresh, { debitAmount: 500, controls: controls([['POS', { dailyMax: 500 }]]) })
-    t.equal(await store.abandon(abandonOf(late)), 'tombstoned')
+    t.equal(await store.abandon(abandonInputOf(late)), 'tombstoned')
     t.match(await store.authorize(late), { code: '05', replayed: true })
     const pastDeadline = authInput(fresh, { debitAmount: 500, deadlineAtMs: Date.now() - 1000, controls: late.controls })
     t.match(await store.authorize(pastDeadline), { code: '05', reason: 'deadline' })

@@ -2,10 +2,23 @@
 // store (memory.test.ts, redis.test.ts).
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
-import type { Store } from '../../src/store/types.js'
+import { LIFECYCLE_TTL_SECONDS, type LifecycleKind, type Store } from '../../src/store/types.js'
+import { RedisStore } from '../../src/store/redis.js'
+import type { Keys } from '../../src/store/keys.js'
 import { LifecycleStale } from '../../src/errors.js'
 
 type MakeStore = (t: Test) => Promise<Store>
+
+/** how long the store keeps a record from now, ms (Infinity: no expiry), read from the store's own state */
+async function ttlOf (store: Store, kind: LifecycleKind, id: string): Promise<number> {
+  if (store instanceof RedisStore) {
+    const ms = await store.client.pttl(store.keys.lifecycle(kind, id))
+    return ms === -1 ? Number.POSITIVE_INFINITY : ms
+  }
+  const e = (store as unknown as { lifecycle: Map<string, { expiresAtMs: number }> }).lifecycle.get((store as unknown as { keys: Keys }).keys.lifecycle(kind, id))
+  if (e === undefined) return -2
+  return e.expiresAtMs - Date.now()
+}
 
 export function lifecycleContract (t: Test, make: MakeStore): void {
   t.test('lifecycle saves with an expected revision are compare-and-set', async (t) => {
@@ -28,6 +41,22 @@ export function lifecycleContract (t: Test, make: MakeStore): void {
     await t.rejects(store.putLifecycle('load', id, { status: 'X', rev: 2 }, 1), LifecycleStale)
     await store.putLifecycle('load', id, { status: 'OTP_VERIFIED', rev: 1 }, 0)
     t.same(await store.getLifecycle('load', id), { status: 'OTP_VERIFIED', rev: 1 })
+  })
+
+  t.test('a record saved with expires false is kept until a save lets it expire', async (t) => {
+    const store = await make(t)
+    const id = `R${randomUUID()}`
+    await store.putLifecycle('unload', id, { rev: 1, status: 'PENDING' }, 0)
+    t.ok(await ttlOf(store, 'unload', id) > 0, 'saved with its lifetime by default')
+    await store.putLifecycle('unload', id, { rev: 2, status: 'AUTHORIZED' }, 1, false)
+    t.equal(await ttlOf(store, 'unload', id), Number.POSITIVE_INFINITY, 'not final: no expiry, the earlier ttl cleared')
+    await t.rejects(store.putLifecycle('unload', id, { rev: 3, status: 'X' }, 1, true), LifecycleStale, 'still compare-and-set')
+    t.equal(await ttlOf(store, 'unload', id), Number.POSITIVE_INFINITY, 'a refused save leaves the expiry alone')
+    await store.putLifecycle('unload', id, { rev: 3, status: 'UNLOADED' }, 2, true)
+    const ttl = await ttlOf(store, 'unload', id)
+    t.ok(ttl > (LIFECYCLE_TTL_SECONDS - 60) * 1000 && ttl <= LIFECYCLE_TTL_SECONDS * 1000, `final: kept its lifetime again (${ttl} ms)`)
+    await store.putLifecycle('load', id, { status: 'OTP_VERIFIED' }, undefined, false)
+    t.equal(await ttlOf(store, 'load', id), Number.POSITIVE_INFINITY, 'a save without a revision too')
   })
 
   t.test('a lifecycle lock is renewed only by its owner, and only while it holds it', async (t) => {

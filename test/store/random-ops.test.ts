@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { MemoryStore } from '../../src/store/memory.js'
 import { StoreRejection } from '../../src/errors.js'
-import type { AuthorizeInput, Store } from '../../src/store/types.js'
+import { abandonInputOf, type AuthorizeInput, type Store } from '../../src/store/types.js'
 import { sharedRedisStore } from '../helpers/redis.js'
 import { authInput, limit } from './contract.js'
 import { seededRandom } from '../../src/sim/prng.js'
@@ -111,7 +111,7 @@ async function run (t: Test, store: Store, seed: number, steps: number): Promise
     const input = target?.input ?? authInput(urn, { debitAmount: amount(), limits: [lim] })
     const attempt = rnd() < 0.85 ? input.attempt : randomUUID()
     return async () => {
-      const outcome = await store.abandon({ urn, reference: input.reference, attempt, fingerprint: input.fingerprint, limits: input.limits, last4: input.last4, arrivedAtMs: input.nowMs, deadlineAtMs: input.deadlineAtMs })
+      const outcome = await store.abandon(abandonInputOf({ ...input, attempt }))
       if (outcome === 'released') {
         const a = m.approvals.get(input.reference)
         if (a !== undefined) {

@@ -2,8 +2,10 @@
 // with the same reference; an operator repeats an admin call that failed; a lifecycle client repeats a call
 // answered FAILED with `retryable: true`, 409 IN_PROGRESS (after a pause) or an error, and stops at a final
 // status or at `retryable: false`.
-import type { AuthRequest } from '../../../src/decision/request.js'
-import { LifecycleConflict, LifecycleNotFound, type LifecycleAnswer } from '../../../src/lifecycle/outcome.js'
+import type { AuthRequest } from '../../../src/domain/request.js'
+import type { LifecycleAnswer } from '../../../src/moves/answer.js'
+import { LifecycleConflict, LifecycleNotFound } from '../../../src/moves/errors.js'
+import { LIFECYCLE_TTL_SECONDS } from '../../../src/store/types.js'
 import type { Delivered, SimContext } from './context.js'
 import { customerIdOf, SIM_OTP, type PartyBooks } from './fake-parties.js'
 import type { ModelAuth } from './model.js'
@@ -33,7 +35,16 @@ export interface TransferJob {
   amount: number
   phase: 'send' | 'done' | 'gave-up'
   last: LifecycleAnswer | null
+  /** the clock when its latest call that may have changed its record ended (answered or not) */
+  lastCallEndMs?: number
+  /** a repeat came a record's lifetime or more after that: a settled record may have been forgotten */
+  outlived?: boolean
+  /** what the earlier lives of its id moved, when its settled record expired and a repeat began anew */
+  lifeBase?: LifeBase
 }
+
+/** The sender's net hold and the receiver's credit a held move's id had when its record was forgotten. */
+export interface LifeBase { held: number, received: number }
 
 export interface UnloadJob {
   kind: 'unload'
@@ -43,6 +54,14 @@ export interface UnloadJob {
   fee: number
   phase: 'send' | 'done' | 'gave-up'
   last: LifecycleAnswer | null
+  /** the clock when its first call started: extauth looked for another kind's use of its id no earlier */
+  firstCallMs?: number
+  /** the transfer whose clientTxnId it reuses (`shared-txn-ids`) */
+  reuses?: TransferJob
+  /** as a transfer's */
+  lastCallEndMs?: number
+  outlived?: boolean
+  lifeBase?: LifeBase
 }
 
 export type Job = LoadJob | TransferJob | UnloadJob
@@ -71,6 +90,10 @@ export async function platformSend (env: OpEnv, body: AuthRequest, auth: ModelAu
     if (env.ended()) throw new Error('the run is over')
     const d = await env.proc().externalAuth(body, { ...auth, nowMs: env.sim.clock.now() })
     if (d !== null) return d
+    // The platform hears nothing from a dead process until its own timeout, so its next attempt arrives later:
+    // never in the same millisecond, which is the store's tie between two attempts (the one it saw last keeps
+    // the decision).
+    env.sim.clock.advance(1)
   }
 }
 
@@ -131,9 +154,19 @@ export async function runLoad (env: OpEnv, job: LoadJob, tries: number): Promise
 async function runHeldMove<A extends LifecycleAnswer> (env: OpEnv, job: TransferJob | UnloadJob, tries: number,
   call: (p: ReturnType<OpEnv['proc']>) => Promise<A>, doneStatus: string): Promise<void> {
   env.touchedJobs.add(job)
+  if (job.kind === 'unload') job.firstCallMs ??= env.sim.clock.now()
   for (let i = 0; i < tries && job.phase === 'send'; i++) {
+    if (job.lastCallEndMs !== undefined && env.sim.clock.now() - job.lastCallEndMs >= LIFECYCLE_TTL_SECONDS * 1000) {
+      job.outlived = true
+      // its settled record expired: to extauth this repeat is a new call, a new life of the id, checked apart
+      // from what the earlier lives moved (a record still holding money is kept, and the life goes on)
+      if (await env.sim.store.getLifecycle(job.kind, job.id) === null) job.lifeBase = lifeTotals(env.sim.model, job)
+    }
     const p = env.proc()
     const out = await p.answerOrDeath(call(p))
+    // a repeat answered from a final record (replayed) leaves it as it was
+    const replayed = out !== null && 'value' in out && (out.value as { replayed?: boolean }).replayed === true
+    if (!replayed) job.lastCallEndMs = env.sim.clock.now()
     if (out === null) continue
     if ('error' in out) {
       if (isInProgress(out.error)) await env.waitOutLocks()
@@ -169,4 +202,10 @@ export async function runJob (env: OpEnv, job: Job, tries: number): Promise<void
 
 export function jobOpen (job: Job): boolean {
   return job.phase !== 'done' && job.phase !== 'gave-up'
+}
+
+/** What a held move's id has moved so far, by the model: the sender's net hold, the receiver's credit. */
+export function lifeTotals (m: SimContext['model'], job: TransferJob | UnloadJob): LifeBase {
+  if (job.kind === 'transfer') return { held: m.heldNet(job.fromUrn, 'transfer', job.id), received: m.movedBy(job.toUrn, 'credit', `transfer:${job.id}:receive`) }
+  return { held: m.heldNet(job.urn, 'unload', job.id), received: 0 }
 }

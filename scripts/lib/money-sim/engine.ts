@@ -9,6 +9,7 @@ import type { Store } from '../../../src/store/types.js'
 import { jobOpen, runJob, type Job, type OpEnv, type RecentAuth } from './clients.js'
 import { manualClock, refKey, SimViolation, type Counts, type Delivered, type SimContext, type Violation } from './context.js'
 import { PartyBooks } from './fake-parties.js'
+import { EventFold } from './event-fold.js'
 import { checkCustomer, checkDecision, checkJob, checkReplay, checkWindows, type CheckEnv } from './invariants.js'
 import { Model, SIM_RULES, SIM_TIMEZONE } from './model.js'
 import { OPS, type OpSpec } from './ops.js'
@@ -35,6 +36,8 @@ export interface SimResult {
   counts: Counts & { kills: number }
   /** loads, transfers and unloads left to an operator with a reconcile note (README) */
   reconcile: number
+  /** outbox events folded into balances (event-fold.ts) */
+  eventsFolded: number
   violations: Violation[]
   elapsedMs: number
   trace: string[] | null
@@ -151,6 +154,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     })())
   }
   const checkEnv: CheckEnv = { sim, raw, books, reconcile: new Set() }
+  const fold = new EventFold()
 
   const kill = async (kind: 'kill' | 'kill-compensating'): Promise<void> => {
     counts.kills++
@@ -186,6 +190,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   }
 
   const checkTouched = async (last4sByUrn: Map<string, Set<string>>): Promise<void> => {
+    await fold.check(checkEnv, sim.touchedUrns)
     for (const urn of sim.touchedUrns) {
       await checkCustomer(checkEnv, urn)
       await checkWindows(checkEnv, urn, last4sByUrn.get(urn) ?? [])
@@ -279,7 +284,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     await proc.kill()
     await sut.close()
   }
-  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, violations, elapsedMs: Date.now() - started, trace: sim.trace }
+  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, eventsFolded: fold.events, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 
 function lastAnswer (sim: SimContext, urn: string, reference: string): Delivered | undefined {

@@ -2,7 +2,8 @@
 // is sent, lose its reply after it committed, or reply later than the decision's deadline; every call that
 // reaches the real store is applied to the model at that instant and both answers are compared.
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, StoreRejection } from '../../../src/errors.js'
-import type { ControlEntries } from '../../../src/controls/types.js'
+import type { ControlEntries } from '../../../src/domain/controls.js'
+import type { AuditContext, AuditRecord } from '../../../src/domain/audit.js'
 import type {
   AbandonInput, AbandonOutcome, AuthorizeInput, AuthorizeResult, CardStatus, Customer, CustomerStatus, DecisionRecord,
   LifecycleKind, MoneyEvent, MoneyOpResult, ReversalResult, Store
@@ -140,17 +141,17 @@ export class FaultyStore implements Store {
     }, STORE_FAULTS)
   }
 
-  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }): Promise<Customer> {
+  async putCustomer (urn: string, patch: { customerId?: string, status?: CustomerStatus }, audit?: AuditContext): Promise<Customer> {
     const sim = this.sim
-    return await this.call('putCustomer', { urn, ...patch }, async () => await sim.store.putCustomer(urn, patch), (out) => {
+    return await this.call('putCustomer', { urn, ...patch }, async () => await sim.store.putCustomer(urn, patch, audit), (out) => {
       sim.touchedUrns.add(urn)
       this.compare('putCustomer', { urn, ...patch }, sim.model.putCustomer(urn, patch.status), out, (c: Customer) => ({ status: c.status, available: c.available }))
     }, STORE_FAULTS)
   }
 
-  async putCard (urn: string, last4: string, status: CardStatus): Promise<Customer> {
+  async putCard (urn: string, last4: string, status: CardStatus, audit?: AuditContext): Promise<Customer> {
     const sim = this.sim
-    return await this.call('putCard', { urn, last4, status }, async () => await sim.store.putCard(urn, last4, status), (out) => {
+    return await this.call('putCard', { urn, last4, status }, async () => await sim.store.putCard(urn, last4, status, audit), (out) => {
       sim.touchedUrns.add(urn)
       this.compare('putCard', { urn, last4, status }, sim.model.putCard(urn, last4, status), out, (c: Customer) => ({ cards: sortKeys(c.cards) }))
     }, STORE_FAULTS)
@@ -165,21 +166,32 @@ export class FaultyStore implements Store {
     }, STORE_FAULTS)
   }
 
-  private async money (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
+  private async money (kind: 'credit' | 'debit', urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
     const sim = this.sim
     const args = { urn, amount, ref: reference }
-    return await this.call(kind, args, async () => await sim.store[kind](urn, amount, reference, event), (out) => {
+    return await this.call(kind, args, async () => await sim.store[kind](urn, amount, reference, event, audit), (out) => {
       sim.touchedUrns.add(urn)
       this.compare(kind, args, sim.model.money(kind, urn, amount, reference), out, (r: MoneyOpResult) => ({ replayed: r.replayed, available: r.available }))
     }, STORE_FAULTS)
   }
 
-  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    return await this.money('credit', urn, amount, reference, event)
+  async credit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    return await this.money('credit', urn, amount, reference, event, audit)
   }
 
-  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent): Promise<MoneyOpResult> {
-    return await this.money('debit', urn, amount, reference, event)
+  async debit (urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): Promise<MoneyOpResult> {
+    return await this.money('debit', urn, amount, reference, event, audit)
+  }
+
+  /** moves no money: the store's balance after it must be the model's */
+  async recordCompletion (urn: string, reference: string, event: MoneyEvent): Promise<MoneyOpResult> {
+    const sim = this.sim
+    const args = { urn, ref: reference, type: event.type }
+    return await this.call('recordCompletion', args, async () => await sim.store.recordCompletion(urn, reference, event), (out) => {
+      const m = sim.model.customers.get(urn)
+      this.compare('recordCompletion', args, m === undefined ? { err: 'CUSTOMER_NOT_FOUND' } : { ok: { available: m.available } }, out,
+        (r: MoneyOpResult) => ({ available: r.available }))
+    }, STORE_FAULTS)
   }
 
   async getDecision (urn: string, reference: string): Promise<DecisionRecord | null> {
@@ -187,10 +199,10 @@ export class FaultyStore implements Store {
     return await this.call('getDecision', { urn, ref: reference }, async () => await sim.store.getDecision(urn, reference), () => {}, STORE_FAULTS)
   }
 
-  async reverse (urn: string, reference: string, amount: number | null): Promise<ReversalResult> {
+  async reverse (urn: string, reference: string, amount: number | null, audit?: AuditContext): Promise<ReversalResult> {
     const sim = this.sim
     const args = { urn, ref: reference, amount }
-    return await this.call('reverse', args, async () => await sim.store.reverse(urn, reference, amount), (out) => {
+    return await this.call('reverse', args, async () => await sim.store.reverse(urn, reference, amount, audit), (out) => {
       sim.touchedUrns.add(urn)
       sim.touchedRefs.add(refKey(urn, reference))
       this.compare('reverse', args, sim.model.reverse(urn, reference, amount), out, (r: ReversalResult) => ({ released: r.released, replayed: r.replayed }))
@@ -201,6 +213,10 @@ export class FaultyStore implements Store {
     return await this.sim.store.readDecisionStream(urn, count)
   }
 
+  async appendAudit (record: Omit<AuditRecord, 'atMs'>): Promise<AuditRecord> {
+    return await this.sim.store.appendAudit(record)
+  }
+
   async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {
     return await this.call('createLifecycle', { kind, id }, async () => await this.sim.store.createLifecycle(kind, id, value), () => {}, STORE_FAULTS)
   }
@@ -209,8 +225,8 @@ export class FaultyStore implements Store {
     return await this.call('getLifecycle', { kind, id }, async () => await this.sim.store.getLifecycle<T>(kind, id), () => {}, STORE_FAULTS)
   }
 
-  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number): Promise<void> {
-    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value, expectedRev) }, () => {}, RECORD_FAULTS)
+  async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires?: boolean): Promise<void> {
+    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value, expectedRev, expires) }, () => {}, RECORD_FAULTS)
   }
 
   async renewLifecycleLock (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {
@@ -244,10 +260,10 @@ export class FaultyStore implements Store {
     }, STORE_FAULTS)
   }
 
-  async patchCardControls (urn: string, last4: string, patch: ControlEntries): Promise<{ before: ControlEntries, after: ControlEntries }> {
+  async patchCardControls (urn: string, last4: string, patch: ControlEntries, audit?: AuditContext): Promise<{ before: ControlEntries, after: ControlEntries }> {
     const sim = this.sim
     const args = { urn, last4, patch }
-    return await this.call('patchCardControls', args, async () => await sim.store.patchCardControls(urn, last4, patch), (out) => {
+    return await this.call('patchCardControls', args, async () => await sim.store.patchCardControls(urn, last4, patch, audit), (out) => {
       sim.touchedUrns.add(urn)
       this.compare('patchCardControls', args, sim.model.patchCardControls(urn, last4, patch), out,
         (r: { before: ControlEntries, after: ControlEntries }) => canonControls(r.after))

@@ -1,14 +1,17 @@
 // The invariants, checked after every step (on what the step touched) and at the end (on everything),
 // against the model and the parties' books; never against the store's own answers.
-import type { HeldMoveRecord } from '../../../src/lifecycle/held-move.js'
-import type { TransferRecord } from '../../../src/lifecycle/transfers.js'
-import type { UnloadRecord } from '../../../src/lifecycle/unloads.js'
-import type { LoadRecord } from '../../../src/lifecycle/loads.js'
+import type { HeldMoveRecord } from '../../../src/moves/held-move.js'
+import type { TransferRecord } from '../../../src/moves/transfers.js'
+import type { UnloadRecord } from '../../../src/moves/unloads.js'
+import type { LoadRecord } from '../../../src/moves/loads.js'
+import { STALE_RECONCILE } from '../../../src/moves/answer.js'
+import { LIFECYCLE_TTL_SECONDS } from '../../../src/store/types.js'
 import type { Delivered, SimContext } from './context.js'
 import type { Job, LoadJob, TransferJob, UnloadJob } from './clients.js'
 import type { PartyBooks } from './fake-parties.js'
 import { MODEL_LIMITS, windowId, type Model, type ModelDecision } from './model.js'
 import type { RawState } from './raw-state.js'
+import { sliceSums } from '../../../src/store/limit-totals.js'
 
 export interface CheckEnv {
   sim: SimContext
@@ -52,9 +55,16 @@ export async function checkWindows (env: CheckEnv, urn: string, last4s: Iterable
     if (l === undefined) continue
     const expected = sorted(sim.model.windowEntries(windowId(ruleId, urn, per === 'card' ? last4 : null), l.retainMs, now)
       .map((e) => `${e.amount}|${e.reference}@${e.atMs}`))
-    const got = sorted((await raw.window(urn, last4, ruleId, per)).filter((e) => e.score >= now - l.retainMs).map((e) => `${e.member}@${e.score}`))
+    const entries = await raw.window(urn, last4, ruleId, per)
+    const got = sorted(entries.filter((e) => e.score >= now - l.retainMs).map((e) => `${e.member}@${e.score}`))
     if (JSON.stringify(got) !== JSON.stringify(expected)) {
       sim.violation('windows-hold-approved-unreleased', `${ruleId} ${per} ${JSON.stringify(urn)}${per === 'card' ? ' ' + last4 : ''}: store ${JSON.stringify(got)}, model ${JSON.stringify(expected)}`)
+    }
+    // the running totals the amount limits read: each slice's total is the sum of the window's entries in it
+    const totals = JSON.stringify(sortedEntries(await raw.totals(urn, last4, ruleId, per)))
+    const sums = JSON.stringify(sortedEntries(sliceSums(entries)))
+    if (totals !== sums) {
+      sim.violation('limit-totals-exact', `${ruleId} ${per} ${JSON.stringify(urn)}${per === 'card' ? ' ' + last4 : ''}: totals ${totals}, the entries' sums ${sums}`)
     }
   }
 }
@@ -131,14 +141,32 @@ function leftToOperator (rec: HeldMoveRecord | null, job: TransferJob | UnloadJo
 }
 
 /**
+ * The card-lifecycle page's known limits: a settled record is forgotten 30 days after its last change, and
+ * a repeat after that is a new call: its first send meets the platform's 1054 and is DECLINED, the new hold
+ * given back. The record then says DECLINED of money the first call moved; the money is checked as any.
+ */
+function repeatOfForgotten (job: TransferJob | UnloadJob, rec: HeldMoveRecord): boolean {
+  return job.outlived === true && rec.upstream?.code === '1054'
+}
+
+/**
  * A duplicate the platform reported must be this operation's own earlier call: extauth keeps transfers and
  * unloads apart, the platform has one clientTxnId space for both.
  */
-function checkIdSpace (env: CheckEnv, kind: 'transfer' | 'unload', id: string, rec: HeldMoveRecord | null): void {
+function checkIdSpace (env: CheckEnv, job: TransferJob | UnloadJob, rec: HeldMoveRecord | null): void {
+  const { kind, id } = job
   const owner = env.books.clientTxnIds.get(id)
-  if (rec?.upstream?.code === '1054' && owner !== undefined && owner !== kind) {
-    env.sim.violation('own-duplicate', `${kind} ${id} is held for reconciliation as a duplicate of a ${owner} that used its clientTxnId; the platform never took this ${kind}: record ${recordState(rec)}`)
-  }
+  if (rec?.upstream?.code !== '1054' || owner === undefined || owner === kind) return
+  // extauth keeps a record LIFECYCLE_TTL_SECONDS after its last change, and no longer knows the id was used
+  // once it has expired: the unload is sent and meets 1054, read as any 1054 is (the card-lifecycle page):
+  // DECLINED with the hold given back (none, or releasing until the next call) when no earlier send of the
+  // unload may have left; FAILED with reconcile, the amount held, when one may have (its answer lost). Only
+  // those outcomes, only after that time; the money of either is checked as any unload's.
+  const t = job.kind === 'unload' ? job.reuses?.lastCallEndMs : undefined
+  const forgotten = t !== undefined && job.kind === 'unload' && job.firstCallMs !== undefined && job.firstCallMs - t >= LIFECYCLE_TTL_SECONDS * 1000
+  const declined = rec.status === 'DECLINED' && (rec.hold.state === 'none' || rec.hold.state === 'releasing')
+  if (forgotten && (declined || (rec.status === 'FAILED' && rec.reconcile !== undefined))) return
+  env.sim.violation('own-duplicate', `${kind} ${id} was answered 1054 as a duplicate of a ${owner} that used its clientTxnId; the platform never took this ${kind}: record ${recordState(rec)}`)
 }
 
 /**
@@ -172,8 +200,11 @@ async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<
 async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): Promise<void> {
   const { sim, books } = env
   const m = sim.model
-  const held = heldNet(m, 'transfer', job.fromUrn, job.id)
-  const received = m.movedBy(job.toUrn, 'credit', `transfer:${job.id}:receive`)
+  const heldAll = heldNet(m, 'transfer', job.fromUrn, job.id)
+  const receivedAll = m.movedBy(job.toUrn, 'credit', `transfer:${job.id}:receive`)
+  // the record speaks of this life of the id only (a repeat after its settled record expired is a new call)
+  const held = heldAll - (job.lifeBase?.held ?? 0)
+  const received = receivedAll - (job.lifeBase?.received ?? 0)
   const party = books.transfers.get(job.id)
   const moved = party?.outcome === 'moved'
   const rec = await sim.store.getLifecycle<TransferRecord>('transfer', job.id)
@@ -183,21 +214,22 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
   if (received !== 0 && held !== job.amount) sim.violation('money-not-created', `transfer ${job.id} (${job.amount}): receiver credited while the sender is not debited: ${state}`)
   if (rec?.status === 'TRANSFERRED' && !(moved && held === job.amount && received === job.amount)) sim.violation('lifecycle-agrees', `transfer ${job.id} TRANSFERRED: ${state}`)
   // a duplicate refused asks an operator to release or complete a hold: there must be one, and nothing done yet
-  if (rec?.status === 'FAILED' && rec.upstream?.code === '1054' && (held !== job.amount || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} FAILED (held for reconciliation): ${state}`)
-  if (rec?.status === 'DECLINED' && rec.hold.state === 'none' && (held !== 0 || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} DECLINED: ${state}`)
+  // (not so a record left unconfirmed past the money references' horizon: extauth no longer knows, and says so)
+  if (rec?.status === 'FAILED' && rec.upstream?.code === '1054' && rec.reconcile !== STALE_RECONCILE && (held !== job.amount || received !== 0)) sim.violation('lifecycle-agrees', `transfer ${job.id} FAILED (held for reconciliation): ${state}`)
+  if (rec?.status === 'DECLINED' && rec.hold.state === 'none' && (held !== 0 || received !== 0) && !repeatOfForgotten(job, rec)) sim.violation('lifecycle-agrees', `transfer ${job.id} DECLINED: ${state}`)
   // the README's one exception: the platform took it, its answer was lost, a repeat is refused as a duplicate;
   // the amount stays held and the record says to reconcile it on the platform
-  checkIdSpace(env, 'transfer', job.id, rec)
+  checkIdSpace(env, job, rec)
   if (leftToOperator(rec, job)) {
     env.reconcile.add(job.id)
     return
   }
-  if (job.phase === 'gave-up' && moved && received === 0) {
+  if (job.phase === 'gave-up' && moved && receivedAll === 0) {
     sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) moved on the platform, and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat: ${state}`)
   }
   if (final) {
-    if (moved && received !== job.amount) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) moved on the platform, not here at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
-    if (!moved && held !== 0) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) not moved on the platform, the sender's hold stays at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
+    if (moved && receivedAll !== job.amount) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) moved on the platform, not here at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
+    if (!moved && heldAll !== 0) sim.violation('transfer-settled', `transfer ${job.id} (${job.amount}) not moved on the platform, the sender's hold stays at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
   }
 }
 
@@ -207,7 +239,9 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
  */
 async function checkUnload (env: CheckEnv, job: UnloadJob, final: boolean): Promise<void> {
   const { sim, books } = env
-  const held = heldNet(sim.model, 'unload', job.urn, job.id)
+  const heldAll = heldNet(sim.model, 'unload', job.urn, job.id)
+  // the record speaks of this life of the id only, as a transfer's
+  const held = heldAll - (job.lifeBase?.held ?? 0)
   const party = books.unloads.get(job.id)
   const moved = party?.outcome === 'moved'
   const total = job.amount + job.fee
@@ -216,17 +250,17 @@ async function checkUnload (env: CheckEnv, job: UnloadJob, final: boolean): Prom
   if (held !== 0 && held !== total) sim.violation('lifecycle-agrees', `unload ${job.id} (${total}): ${state}`)
   if (party !== undefined && (party.urn !== job.urn || party.total !== total)) sim.violation('lifecycle-agrees', `unload ${job.id}: the platform unloaded another wallet or amount: ${state}`)
   if (rec?.status === 'UNLOADED' && !(moved && held === total)) sim.violation('lifecycle-agrees', `unload ${job.id} UNLOADED: ${state}`)
-  if (rec?.status === 'DECLINED' && rec.hold.state === 'none' && held !== 0) sim.violation('lifecycle-agrees', `unload ${job.id} DECLINED: ${state}`)
-  if (rec?.status === 'FAILED' && rec.upstream?.code === '1054' && held !== total) sim.violation('lifecycle-agrees', `unload ${job.id} FAILED (held for reconciliation): ${state}`)
-  checkIdSpace(env, 'unload', job.id, rec)
+  if (rec?.status === 'DECLINED' && rec.hold.state === 'none' && held !== 0 && !repeatOfForgotten(job, rec)) sim.violation('lifecycle-agrees', `unload ${job.id} DECLINED: ${state}`)
+  if (rec?.status === 'FAILED' && rec.upstream?.code === '1054' && rec.reconcile !== STALE_RECONCILE && held !== total) sim.violation('lifecycle-agrees', `unload ${job.id} FAILED (held for reconciliation): ${state}`)
+  checkIdSpace(env, job, rec)
   if (leftToOperator(rec, job)) {
     env.reconcile.add(`unload:${job.id}`)
     return
   }
-  if (job.phase === 'gave-up' && moved !== (held === total)) {
+  if (job.phase === 'gave-up' && moved !== (heldAll === total)) {
     sim.violation('unload-settled', `unload ${job.id} (${total}), and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat: ${state}`)
   }
-  if (final && (moved ? held !== total : held !== 0)) {
+  if (final && (moved ? heldAll !== total : heldAll !== 0)) {
     sim.violation('unload-settled', `unload ${job.id} (${total}): the balance did not move as the platform's at the end (last answer ${JSON.stringify(job.last)}): ${state}`)
   }
 }
@@ -238,4 +272,9 @@ export function checkControlOf (sim: SimContext, key: string, d: ModelDecision |
   if (!c.enabled) sim.violation('controls-hold', `${key} approved while its control was off`)
   if (c.perTransactionMax !== null && d.debit > c.perTransactionMax) sim.violation('controls-hold', `${key} approved ${d.debit} over perTransactionMax ${c.perTransactionMax}`)
   if (c.dailyMax !== null && c.totalBefore + d.debit > c.dailyMax) sim.violation('controls-hold', `${key} approved ${d.debit} with ${c.totalBefore} earlier that day, over dailyMax ${c.dailyMax}`)
+}
+
+
+function sortedEntries (r: Record<string, number>): Array<[string, number]> {
+  return Object.entries(r).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
 }

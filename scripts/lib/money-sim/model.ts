@@ -2,7 +2,7 @@
 // README's rules as plain data, without the stores' code. The simulation applies each store call to the
 // model at the instant the real store executes it, and compares the two answers; the state of both is
 // compared after every step.
-import type { ControlEntries, ControlEntry } from '../../../src/controls/types.js'
+import type { ControlEntries, ControlEntry } from '../../../src/domain/controls.js'
 import type { CardStatus, CustomerStatus } from '../../../src/store/types.js'
 
 export const MAX_AMOUNT = 999_999_999_999_999
@@ -13,7 +13,8 @@ export const SIM_RULES = [
   { id: 'sim-block-gambling', when: { mcc: { eq: '7995' } }, then: { decline: '05' } },
   { id: 'sim-atm-count', when: { channel: { eq: 'ATM' } }, limit: { measure: 'count', per: 'card', window: '1h', max: 3 }, then: { decline: '65' } },
   { id: 'sim-day-amount', when: { debitAmount: { gte: 0 } }, limit: { measure: 'amount', per: 'urn', window: 'day', max: 200_000 }, then: { decline: '61' } },
-  { id: 'sim-ecom-month-shadow', mode: 'shadow', when: { channel: { eq: 'ECOM' } }, limit: { measure: 'count', per: 'urn', window: 'month', max: 2 }, then: { decline: '65' } }
+  { id: 'sim-ecom-month-shadow', mode: 'shadow', when: { channel: { eq: 'ECOM' } }, limit: { measure: 'count', per: 'urn', window: 'month', max: 2 }, then: { decline: '65' } },
+  { id: 'sim-card-amount-20m', when: { debitAmount: { gte: 0 } }, limit: { measure: 'amount', per: 'card', window: '20m', max: 25_000 }, then: { decline: '61' } }
 ] as const
 
 const HOUR = 3_600_000
@@ -80,7 +81,9 @@ export const MODEL_LIMITS: ModelLimit[] = [
     applies: (r) => r.channel === 'ECOM',
     windowStart: (now) => { const d = new Date(now + ZONE_OFFSET_MS); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) - ZONE_OFFSET_MS },
     retainMs: 31 * DAY + HOUR
-  }
+  },
+  // a rolling amount window: its start falls anywhere in a minute, so its totals' partial edge is exercised
+  { ruleId: 'sim-card-amount-20m', per: 'card', measure: 'amount', enforce: true, max: 25_000, code: '61', applies: () => true, windowStart: (now) => now - 20 * 60_000, retainMs: 20 * 60_000 }
 ]
 
 export interface ModelAuth {

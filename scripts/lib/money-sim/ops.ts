@@ -1,9 +1,9 @@
 // The operation table: one entry per kind, with its weight and what it does. A new money path (a wallet
 // unload, a card control) enters the simulation as one more entry here, plus its rules in the model.
-import type { AuthRequest } from '../../../src/decision/request.js'
+import type { AuthRequest } from '../../../src/domain/request.js'
 import type { CardStatus, CustomerStatus } from '../../../src/store/types.js'
 import { intBetween, pick } from '../../../src/sim/prng.js'
-import type { ControlEntries, ControlEntry } from '../../../src/controls/types.js'
+import type { ControlEntries, ControlEntry } from '../../../src/domain/controls.js'
 import { adminCall, platformSend, runJob, runLoad, runTransfer, runUnload, type LoadJob, type OpEnv, type RecentAuth, type TransferJob, type UnloadJob } from './clients.js'
 import type { ModelAuth } from './model.js'
 import { enabled, type OpKind } from './options.js'
@@ -208,6 +208,7 @@ export const OPS: OpSpec[] = [
       const transfer = enabled(env.sim.opts, 'shared-txn-ids') && rnd() < 0.05 ? env.jobs.find((j) => j.kind === 'transfer' && rnd() < 0.1 && !env.jobs.some((u) => u.kind === 'unload' && u.id === j.id)) : undefined
       const id = transfer !== undefined && transfer.kind === 'transfer' ? transfer.id : `UL:${env.seq()}`
       const job: UnloadJob = { kind: 'unload', id, urn, amount: intBetween(rnd, 1, 6_000), fee: rnd() < 0.5 ? 0 : intBetween(rnd, 1, 50), phase: 'send', last: null }
+      if (transfer !== undefined && transfer.kind === 'transfer') job.reuses = transfer
       env.jobs.push(job)
       await runUnload(env, job, JOB_TRIES)
       if (job.phase === 'send') env.parked.push(job)

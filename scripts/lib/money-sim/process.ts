@@ -6,13 +6,13 @@ import { Ajv } from 'ajv'
 import pino from 'pino'
 import type { CompensationJournal } from '../../../src/decision/compensation-journal.js'
 import { Compensator } from '../../../src/decision/compensator.js'
-import type { Timers } from '../../../src/decision/deadline.js'
+import { InFlight, type Timers } from '../../../src/decision/deadline.js'
 import { decide, type DecisionDeps } from '../../../src/decision/pipeline.js'
-import type { AuthRequest } from '../../../src/decision/request.js'
+import type { AuthRequest } from '../../../src/domain/request.js'
 import { authRequestSchema } from '../../../src/http/auth-schema.js'
-import { LoadService } from '../../../src/lifecycle/loads.js'
-import { TransferService } from '../../../src/lifecycle/transfers.js'
-import { UnloadService } from '../../../src/lifecycle/unloads.js'
+import { LoadService } from '../../../src/moves/loads.js'
+import { TransferService } from '../../../src/moves/transfers.js'
+import { UnloadService } from '../../../src/moves/unloads.js'
 import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
@@ -99,7 +99,7 @@ export class SimProcess {
     if (!validBody(body)) return deliver({ code: '05', via: 'refused', replayed: false, reason: 'bad_request' })
     const attempt = `p${this.id}.${++this.attemptSeq}`
     const arrivedAtMs = sim.clock.now()
-    const ac = new AbortController()
+    const deadlineAtMs = arrivedAtMs + DEADLINE_MS
     const answer = new Promise<Delivered>((resolve) => {
       let settled = false
       const settle = (d: Omit<Delivered, 'step' | 'debit' | 'last4' | 'atMs'>): void => {
@@ -107,17 +107,19 @@ export class SimProcess {
         settled = true
         resolve(deliver(d))
       }
+      // the endpoint's guard for this request: expiring it runs the decision's abort hook, then the 05
+      const guard = new InFlight(deadlineAtMs, () => { settle({ code: '05', via: 'deadline', replayed: false, reason: 'deadline' }) })
       sim.attempts.set(attempt, {
         auth,
         fireGuard: () => {
           if (settled || !this.alive) return
-          ac.abort()
-          settle({ code: '05', via: 'deadline', replayed: false, reason: 'deadline' })
+          guard.expire()
         }
       })
-      decide(body, { arrivedAtMs, deadlineAtMs: arrivedAtMs + DEADLINE_MS, signal: ac.signal, attempt }, this.deps).then(
-        (d) => { settle({ code: d.code, via: 'store', replayed: d.replayed, reason: d.reason }) },
-        () => { settle({ code: '05', via: 'error', replayed: false, reason: 'store_error' }) }
+      decide(body, { arrivedAtMs, deadlineAtMs, abort: guard, attempt }, this.deps).then(
+        // as the endpoint's guard does on `finish`: a decision that answers lets go of its abort hook
+        (d) => { if (guard.done) return; guard.release(); settle({ code: d.code, via: 'store', replayed: d.replayed, reason: d.reason }) },
+        () => { if (guard.done) return; guard.release(); settle({ code: '05', via: 'error', replayed: false, reason: 'store_error' }) }
       )
     })
     const out = await this.answerOrDeath(answer)

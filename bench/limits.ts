@@ -1,0 +1,156 @@
+// The authorize script's cost against the history of an amount limit's window: Redis CPU time per decision
+// (INFO commandstats, usec of EVALSHA per call) with 0, 1,000, 10,000 and 50,000 entries in the window, for the
+// script as it is (running totals per minute, hour and day) and, in the same run, for the entry-by-entry sum it
+// replaced (kept here only, rebuilt from the same script text). Also how a window stored without totals (the
+// upgrade) is summed into them over its first decisions, and Redis memory per limit entry. Not a test.
+//   npm run bench:limits [-- --decisions 300]
+// Runs its own redis-server on a free port (commandstats there count these scripts alone); REDIS_SERVER names
+// the binary (default redis-server).
+import { parseArgs } from 'node:util'
+import { spawn } from 'node:child_process'
+import { Redis } from 'ioredis'
+import { RedisStore, createRedisClient } from '../src/store/redis.js'
+import { AUTHORIZE_LUA } from '../src/store/lua.js'
+import { Keys, limitMember } from '../src/store/keys.js'
+import type { LimitCheck } from '../src/domain/rule-hits.js'
+import type { AuthorizeInput } from '../src/store/types.js'
+import { freePort } from '../scripts/lib/free-port.js'
+import { percentile, sortedCopy } from '../scripts/lib/stats.js'
+
+const { values: v } = parseArgs({ options: { decisions: { type: 'string', default: '300' } } })
+const decisions = Number(v.decisions)
+const SIZES = [0, 1_000, 10_000, 50_000]
+const DAY = 86_400_000
+/**
+ * Where the window starts in the 30 days of history: before all of it (a rolling window, whose retention is
+ * its length), or half-way (a calendar month half over: its retention reaches further back than its start).
+ */
+const SCENARIOS = [
+  { name: 'rolling 30d: the whole history counts', startBackMs: 30 * DAY + 12_345 },
+  { name: 'month half over: the start mid-history', startBackMs: 15 * DAY + 12_345 }
+]
+
+/** The check and commit as they were before the totals: every entry of the window summed in Lua. */
+function entryByEntryScript (): string {
+  const swaps: Array<[string, string]> = [
+    // the check: never the totals, so always the entry-by-entry sum the script keeps for windows without them
+    ['    local complete = totalsReady(key, tonumber(ARGV[b + 4]))\n', '    local complete = false\n'],
+    ['    windowAdd(key, nowMs, member)\n    windowTrim(key, nowMs - retain)\n    windowExpire(key, retain)', `    redis.call('ZADD', key, nowMs, member)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(nowMs - retain))
+    if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end`]
+  ]
+  let lua = AUTHORIZE_LUA
+  for (const [now, before] of swaps) {
+    if (!lua.includes(now)) throw new Error(`the authorize script changed: cannot rebuild the entry-by-entry sum (${now.trim()})`)
+    lua = lua.replace(now, before)
+  }
+  return lua
+}
+
+async function evalshaStats (admin: Redis): Promise<{ calls: number, usec: number }> {
+  const line = (await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith('cmdstat_evalsha:'))
+  const m = /calls=(\d+),usec=(\d+)/.exec(line ?? '')
+  return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) }
+}
+
+async function main (): Promise<void> {
+  const port = await freePort()
+  const server = spawn(process.env.REDIS_SERVER ?? 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const url = `redis://127.0.0.1:${port}`
+  // the server takes a moment to listen: the client retries until it is ready
+  const admin = new Redis(url, { retryStrategy: (n) => (n > 100 ? null : 50) })
+  admin.on('error', () => {})
+  await new Promise<void>((resolve, reject) => { admin.once('ready', resolve); admin.once('end', () => { reject(new Error(`no redis-server on ${url}`)) }) })
+  const prefix = 'bench-limits:'
+  const keys = new Keys(prefix)
+  const stores = {
+    totals: new RedisStore(createRedisClient({ url }), { prefix }),
+    entries: new RedisStore(createRedisClient({ url }), { prefix })
+  }
+  await stores.totals.connect()
+  await stores.entries.connect()
+  stores.entries.client.defineCommand('extauthAuthorize', { lua: entryByEntryScript() })
+
+  const memory: Record<string, number> = {}
+  let upgrade = { steps: 0, slowest: 0 }
+  let worst = 0
+  for (const [si, scenario] of SCENARIOS.entries()) {
+    const cases: Array<{ variant: 'totals' | 'entries', n: number, store: RedisStore, input: (i: number) => AuthorizeInput, usec: number[] }> = []
+    for (const n of SIZES) {
+      for (const variant of ['entries', 'totals'] as const) {
+        const store = stores[variant]
+        const urn = `B${variant}${n}s${si}`
+        await store.putCustomer(urn, {})
+        await store.credit(urn, 9_000_000_000_000, `seed-${urn}`)
+        const now = Date.now()
+        const limit: LimitCheck = { ruleId: 'amt', mode: 'enforce', measure: 'amount', per: 'urn', windowStartMs: now - scenario.startBackMs, retainMs: 31 * DAY + 3_600_000, max: Number.MAX_SAFE_INTEGER, code: '61', values: {} }
+        const wkey = keys.limit(urn, '4321', limit)
+        // the window's history as an earlier version stored it: entries spread over 30 days, no totals
+        for (let i = 0; i < n; i += 1000) {
+          const args: Array<string | number> = []
+          for (let j = i; j < Math.min(n, i + 1000); j++) args.push(now - Math.floor((j / n) * 30 * DAY) - 1000, limitMember(100 + (j % 5000), `H${j}`))
+          await admin.zadd(wkey, ...args)
+        }
+        if (n > 0) await admin.pexpire(wkey, limit.retainMs)
+        const input = (i: number): AuthorizeInput => ({
+          urn, last4: '4321', reference: `R${variant}${n}-${i}`, attempt: `a${i}`, debitAmount: 100, fingerprint: 'fp', nowMs: Date.now(), deadlineAtMs: Date.now() + 60_000,
+          decline: null, limits: [{ ...limit, windowStartMs: Date.now() - scenario.startBackMs }], meta: { rulesVersion: 'b', shadowHits: [], transactionAmount: '100', currencyCode: '356', channel: 'POS' }
+        })
+        // a window stored without totals is summed into them over its first decisions (the upgrade)
+        let steps = 0
+        let slowest = 0
+        do {
+          const b0 = await evalshaStats(admin)
+          const first = await store.authorize(input(-1 - steps))
+          if (first.code !== '00') throw new Error(`${variant} ${n}: ${first.code} ${first.reason}`)
+          const b1 = await evalshaStats(admin)
+          slowest = Math.max(slowest, b1.usec - b0.usec)
+          await store.reverse(urn, input(-1 - steps).reference, null)
+          steps++
+        } while (variant === 'totals' && n > 0 && await admin.hget(`${wkey}:t`, 'v') !== '1')
+        if (variant === 'totals' && n === SIZES[SIZES.length - 1] && si === 0) upgrade = { steps, slowest }
+        cases.push({ variant, n, store, input, usec: [] })
+        if (n === SIZES[SIZES.length - 1] && si === 0) {
+          const zset = Number(await admin.call('MEMORY', 'USAGE', wkey, 'SAMPLES', '0'))
+          const totals = Number(await admin.call('MEMORY', 'USAGE', `${wkey}:t`, 'SAMPLES', '0') ?? 0)
+          const count = await admin.zcard(wkey)
+          memory[variant] = (zset + totals) / count
+          if (variant === 'totals') memory.totalsOnly = totals / count
+        }
+      }
+    }
+    // the cases take turns, one decision each, so the machine's load falls on all of them alike; each decision's
+    // own cost (commandstats before and after it), the median reported
+    for (let i = 0; i < decisions; i++) {
+      for (const c of cases) {
+        const s0 = await evalshaStats(admin)
+        const r = await c.store.authorize(c.input(i))
+        const s1 = await evalshaStats(admin)
+        if (r.code !== '00') throw new Error(`${c.variant} ${c.n}: ${r.code} ${r.reason}`)
+        c.usec.push(s1.usec - s0.usec)
+        // given back, so the window holds its n entries again (an empty one stays empty)
+        await c.store.reverse(c.input(i).urn, c.input(i).reference, null)
+      }
+    }
+    const med = (variant: string, n: number): number => percentile(sortedCopy(cases.find((c) => c.variant === variant && c.n === n)?.usec ?? []), 50)
+    console.log(`authorize script, Redis CPU per decision (median µs, INFO commandstats), one amount limit, 30 days of history, ${decisions} decisions a case; ${scenario.name}`)
+    console.log(' entries | entry by entry |       totals | totals/old | totals vs empty')
+    for (const n of SIZES) {
+      const e = med('entries', n)
+      const t = med('totals', n)
+      console.log(`${String(n).padStart(8)} | ${e.toFixed(1).padStart(14)} | ${t.toFixed(1).padStart(12)} | ${(t / e).toFixed(2).padStart(10)} | ${(t / med('totals', 0)).toFixed(2).padStart(15)}`)
+    }
+    worst = Math.max(worst, med('totals', SIZES[SIZES.length - 1] as number) / med('totals', 0))
+  }
+  const last = SIZES[SIZES.length - 1] as number
+  console.log(`target: a ${last}-entry window within 1.5x of an empty one: ${worst.toFixed(2)}x at worst ${worst <= 1.5 ? '(met)' : '(NOT met)'}`)
+  console.log(`the upgrade: a ${last}-entry window stored without totals was summed into them over its first ${upgrade.steps} decisions, the slowest ${(upgrade.slowest / 1000).toFixed(1)} ms`)
+  console.log(`memory per limit entry at ${last}: ${(memory.entries ?? 0).toFixed(0)} B entry by entry, ${(memory.totals ?? 0).toFixed(0)} B with totals (${(memory.totalsOnly ?? 0).toFixed(0)} B of totals)`)
+  console.log('machine: figures are noisy on a loaded machine; compare the columns of one run')
+  await stores.totals.close()
+  await stores.entries.close()
+  await admin.quit()
+  server.kill()
+}
+
+main().catch((err) => { console.error(err); process.exit(1) })

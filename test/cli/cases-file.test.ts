@@ -1,0 +1,59 @@
+// `extauth rules test` cases are requests the endpoint would take: a misspelt field or a channel the
+// endpoint refuses is an error, not a case that silently runs on the defaults. And a case with many prior
+// transactions runs without warnings.
+import t from 'tap'
+import { parseCasesFile } from '../../src/cli/cases-file.js'
+import { runCases } from '../../src/cli/run-cases.js'
+import { compile } from '../rules/helpers.js'
+
+const parse = (doc: unknown) => parseCasesFile(JSON.stringify(doc))
+
+t.test('a misspelt request field is an error naming the field it was likely meant to be', async t => {
+  const r = parse({ cases: [{ name: 'atm', request: { chanel: 'ATM' }, expect: '05' }] })
+  t.notOk(r.ok)
+  if (r.ok) return
+  t.same(r.errors.length, 1)
+  t.match(r.errors[0], /^\/cases\/0\/request \("atm"\): unknown field "chanel" \(did you mean `channel`\? fields: customerId, urn, /)
+})
+
+t.test('a value the endpoint refuses is an error', async t => {
+  const r = parse({
+    defaults: { request: { currencyCode: '35' } },
+    cases: [
+      { name: 'not-a-channel', request: { channel: 'ecom', currencyCode: '356' }, expect: '05' },
+      { name: 'prior with a bad amount', request: { currencyCode: '356' }, prior: [{ request: { transactionAmount: '12.50' } }], expect: '00' }
+    ]
+  })
+  t.notOk(r.ok)
+  if (r.ok) return
+  t.same(r.errors, [
+    '/cases/0/request ("not-a-channel"): channel "ecom" is not one the endpoint accepts (did you mean `ECOM`? valid: POS, ECOM, ATM, POS-Contactless)',
+    '/cases/1/prior/0/request ("prior with a bad amount"): transactionAmount "12.50" must match pattern "^[0-9]{1,15}$"'
+  ])
+  const fromDefaults = parse({ defaults: { request: { currencyCode: '35' } }, cases: [{ name: 'c', expect: '00' }] })
+  t.notOk(fromDefaults.ok, 'a bad default is caught through the cases that use it')
+})
+
+t.test('a valid file still parses', async t => {
+  const r = parse({ defaults: { request: { channel: 'ECOM' } }, cases: [{ name: 'pos', request: { channel: 'POS-Contactless', fee: '100' }, expect: '00' }] })
+  t.ok(r.ok, JSON.stringify(r))
+})
+
+t.test('a case with more than ten prior transactions raises no MaxListenersExceededWarning', async t => {
+  const warnings: Error[] = []
+  const onWarning = (w: Error): void => { warnings.push(w) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  const rules = compile([{ id: 'count', limit: { measure: 'count', per: 'card', window: 'day', max: 20 }, then: { decline: '65' } }])
+  const parsed = parse({
+    now: '2026-11-21T12:00:00Z',
+    cases: [{ name: 'the 21st of the day', prior: [{ ago: '1h', count: 20 }], expect: '65', expectRuleId: 'count' }]
+  })
+  if (!parsed.ok) return t.fail(parsed.errors.join('\n'))
+  const [result] = await runCases(parsed.file, { rules, timezone: 'UTC' })
+  t.equal(result?.ok, true, JSON.stringify(result))
+  t.equal(result?.priorTotal, 20)
+  // process warnings are emitted on a later tick
+  await new Promise(resolve => setImmediate(resolve))
+  t.same(warnings.map(w => w.name), [], 'no process warnings')
+})
