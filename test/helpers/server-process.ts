@@ -21,6 +21,8 @@ export interface ServerProcessOptions {
   logLinesMax?: number
   /** echo the child's stderr (and stdout when LOG_LEVEL is low) to ours; for scripts */
   echo?: boolean
+  /** flags for the child's node (before `--import tsx`) */
+  nodeArgs?: string[]
 }
 
 export interface Exit { code: number | null, signal: NodeJS.Signals | null }
@@ -75,7 +77,7 @@ export async function startServer (t: Teardown | null, opts: ServerProcessOption
   let adminPort = await freePort()
   while (adminPort === port) adminPort = await freePort()
   const env = childEnv(opts.env ?? {}, { port, adminPort })
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/server.ts'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const linesMax = opts.logLinesMax ?? 200_000
   const rawLogs: string[] = []
   let stderr = ''
