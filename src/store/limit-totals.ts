@@ -44,8 +44,9 @@ export interface WindowSum {
  * own minute or added up to the next, whichever part is shorter; then at each level the whole slices up to the
  * next level's boundary (added) or down to the previous one (taken off), whichever reads fewer fields; at the
  * last level up to the latest entry, or 'c' less those down to the oldest. Slices outside [firstMs, lastMs]
- * hold nothing and are not read: at most 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, and half a minute's
- * entries. The same plan as `windowAmount` in lua.ts.
+ * hold nothing and are not read: at most 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, the start's minute
+ * (its entries are read only if it holds some), and half a minute's entries. The same plan as `windowAmount` in
+ * lua.ts.
  */
 export function windowPlan (startMs: number, firstMs: number, lastMs: number): { whole: true } | WindowSum {
   if (firstMs >= startMs) return { whole: true }
@@ -107,7 +108,8 @@ export class WindowTotals {
     const plan = windowPlan(startMs, firstMs, lastMs)
     if (plan.whole) return all
     let sum = plan.all ? all : 0
-    if (plan.edgeToMs > plan.edgeFromMs) sum += plan.edgeSign * edge(plan.edgeFromMs, plan.edgeToMs)
+    // the start's partial minute, read only if its total shows entries in it
+    if (plan.edgeToMs > plan.edgeFromMs && this.fields.has(`m${Math.floor(startMs / MINUTE_MS)}`)) sum += plan.edgeSign * edge(plan.edgeFromMs, plan.edgeToMs)
     for (const f of plan.plus) sum += this.fields.get(f) ?? 0
     for (const f of plan.less) sum -= this.fields.get(f) ?? 0
     return sum

@@ -208,31 +208,27 @@ end
 -- shorter; then at each level the whole slices up to the next level's boundary (added) or down to the
 -- previous one (taken off), whichever reads fewer fields; at the last level up to the latest entry, or 'c'
 -- less those down to the oldest. Slices outside the entries' span hold nothing and are not read: at most
--- 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, and half a minute's entries. Planned in one pass with
--- plain arithmetic: this runs for every amount limit that starts inside its window's history.
+-- 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, the start's minute, and half a minute's entries (none
+-- when its total shows it holds none). Planned in one pass with plain arithmetic: this runs for every amount
+-- limit that starts inside its window's history.
 local function windowAmount (key, startMs)
-  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if #top == 0 then return 0 end
-  local last = tonumber(top[2])
-  if last < startMs then return 0 end
+  local bottom = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #bottom == 0 then return 0 end
+  local first = tonumber(bottom[2])
   local tkey = key .. ':t'
-  local first = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
   if first >= startMs then return tonumber(redis.call('HGET', tkey, 'c') or '0') end
-  local sum = 0
-  -- k: everything from slice k of the current level on is still to be summed
+  local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+  if last < startMs then return 0 end
+  -- k: everything from slice k of the current level on is still to be summed; the start's partial minute p is
+  -- taken off down from its start (k = p) or added up to the next minute (k = p + 1), read only if the
+  -- minute's total shows entries in it (read with the fields: at is its place)
   local M = LENS[1]
   local part = startMs % M
-  local k = (startMs - part) / M
-  if part > 0 then
-    if part < M / 2 then
-      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(k * M), '(' .. fmt(startMs))) do sum = sum - memberAmount(e) end
-    else
-      k = k + 1
-      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(startMs), '(' .. fmt(k * M))) do sum = sum + memberAmount(e) end
-    end
-  end
+  local p = (startMs - part) / M
+  local k = p
+  if part >= M / 2 then k = p + 1 end
   -- fields[i] read with sign[i]; comparisons written out (math.max and math.min are calls)
-  local fields, sign, n = {}, {}, 0
+  local fields, sign, n, at = {}, {}, 0, nil
   local format = string.format
   for i = 1, 6 do
     local len, name = LENS[i], NAMES[i]
@@ -256,25 +252,42 @@ local function windowAmount (key, startMs)
     local nu, nd = b - a, d - c
     if nu < -1 then nu = -1 end
     if nd < -1 then nd = -1 end
+    local s = 1
     if nu <= nd then
-      for x = a, b do n = n + 1; fields[n], sign[n] = format('%s%d', name, x), 1 end
       k = up
     else
-      for x = c, d do n = n + 1; fields[n], sign[n] = format('%s%d', name, x), -1 end
-      k = down
-      if i == 6 then n = n + 1; fields[n], sign[n] = 'c', 1 end
+      a, b, s, k = c, d, -1, down
     end
+    for x = a, b do
+      n = n + 1
+      fields[n], sign[n] = format('%s%d', name, x), s
+      if i == 1 and x == p then at = n end
+    end
+    if i == 6 and s == -1 then n = n + 1; fields[n], sign[n] = 'c', 1 end
     if i < 6 then k = k / PER[i] end
   end
+  if part > 0 and not at then n = n + 1; fields[n], sign[n], at = format('m%d', p), 0, n end
+  local sum, busy = 0, false
   local i = 1
   while i <= n do
-    local j = math.min(i + 199, n)
+    local j = i + 199
+    if j > n then j = n end
     local got = redis.call('HMGET', tkey, unpack(fields, i, j))
     for x = i, j do
       local v = got[x - i + 1]
-      if v then sum = sum + sign[x] * tonumber(v) end
+      if v then
+        sum = sum + sign[x] * tonumber(v)
+        if x == at then busy = true end
+      end
     end
     i = j + 1
+  end
+  if busy then
+    if part < M / 2 then
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(p * M), '(' .. fmt(startMs))) do sum = sum - memberAmount(e) end
+    else
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(startMs), '(' .. fmt(p * M + M))) do sum = sum + memberAmount(e) end
+    end
   end
   return sum
 end
