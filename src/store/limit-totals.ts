@@ -1,9 +1,9 @@
 // The running totals of a limit window, the memory store's copy of the Redis scripts' scheme (LIMITS in
 // lua.ts; docs/development/money.md, Limit totals): per minute, quarter hour, hour, 6 hours, day and week (UTC, epoch-aligned), the amount of
 // the window's entries in it, and of all. The amount from a start on is all of it when nothing is older, else
-// the start's partial minute entry by entry, then at each level the whole slices to the next level's boundary
-// (forward, or backward and taken from all): exact, and bounded by one minute's entries plus 35 totals
-// whatever the window holds.
+// the start's partial minute entry by entry, then at each level the whole slices up to the next level's
+// boundary (added) or down to the previous one (taken off), whichever reads fewer: exact, and bounded by half a
+// minute's entries plus 17 totals and half the weeks spanned whatever the window holds.
 
 /** Slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned). */
 export const LEVELS: ReadonlyArray<readonly [string, number]> = Object.freeze([['m', 60_000], ['q', 900_000], ['h', 3_600_000], ['s', 21_600_000], ['d', 86_400_000], ['w', 604_800_000]] as const)

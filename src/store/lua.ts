@@ -113,11 +113,12 @@ end
  * amount of all. Field 'v' marks totals that hold every entry of the set ('r', a cursor: those scored before
  * it, while a window stored before the totals is summed into them); every add, removal and trim of an entry
  * goes through these functions, which keep it so. The amount from a start on = 'c' when the window holds
- * nothing older (a rolling window), else the entries of the start's partial minute one by one + at each level
- * the whole slices to the next level's boundary (forward to the latest entry, or backward to the oldest and
- * taken from 'c', whichever is shorter): at most one minute's entries and 35 fields, whatever the window holds
- * (docs/development/money.md, Limit totals). The set stays the record of each entry: its time for a reversal,
- * and the count limits (ZCOUNT, already logarithmic).
+ * nothing older (a rolling window), else the start's partial minute entry by entry (only if its minute holds
+ * entries) and at each level the whole slices up to the next level's boundary, added, or down to the previous
+ * one, taken off (at the last level: to the latest entry, or to the oldest and taken off 'c'), whichever reads
+ * fewer: at most half a minute's entries and 7 + 2 + 3 + 2 + 3 fields besides half the weeks spanned, whatever
+ * the window holds (docs/development/money.md, Limit totals). The set stays the record of each entry: its time
+ * for a reversal, and the count limits (ZCOUNT, already logarithmic).
  */
 const LIMITS = `
 -- slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned); PER[i] is
