@@ -16,18 +16,25 @@ import type { LimitCheck } from '../src/domain/rule-hits.js'
 import type { AuthorizeInput } from '../src/store/types.js'
 import { freePort } from '../scripts/lib/free-port.js'
 import { percentile, sortedCopy } from '../scripts/lib/stats.js'
+import { calendarStartMs } from '../src/rules/window.js'
 
 const { values: v } = parseArgs({ options: { decisions: { type: 'string', default: '300' } } })
 const decisions = Number(v.decisions)
 const SIZES = [0, 1_000, 10_000, 50_000]
 const DAY = 86_400_000
+/** The least aligned of real zones' offsets (+5:45): a local midnight there is a quarter-hour edge in UTC. */
+const CALENDAR_ZONE = 'Asia/Kathmandu'
 /**
- * Where the window starts in the 30 days of history: before all of it (a rolling window, whose retention is
- * its length), or half-way (a calendar month half over: its retention reaches further back than its start).
+ * Where the window starts in the 30 days of history, given the decision's time: before all of it (a rolling
+ * window, whose retention is its length); half-way at any instant, moving with the clock (the worst case: a
+ * partial minute and every level's slices to read; a rolling window whose oldest entries are not yet trimmed
+ * starts so, near its oldest entry); or half-way at a local midnight (a calendar month half over: its retention
+ * reaches further back than its start, which stays put all month).
  */
-const SCENARIOS = [
-  { name: 'rolling 30d: the whole history counts', startBackMs: 30 * DAY + 12_345 },
-  { name: 'month half over: the start mid-history', startBackMs: 15 * DAY + 12_345 }
+const SCENARIOS: Array<{ name: string, start: (nowMs: number) => number }> = [
+  { name: 'rolling 30d: the whole history counts', start: (now) => now - 30 * DAY - 12_345 },
+  { name: 'mid-history at any instant (moving with the clock)', start: (now) => now - 15 * DAY - 12_345 },
+  { name: `month half over: a local midnight mid-history (${CALENDAR_ZONE})`, start: (now) => calendarStartMs('day', now - 15 * DAY, CALENDAR_ZONE) }
 ]
 
 /** The check and commit as they were before the totals: every entry of the window summed in Lua. */
@@ -83,7 +90,7 @@ async function main (): Promise<void> {
         await store.putCustomer(urn, {})
         await store.credit(urn, 9_000_000_000_000, `seed-${urn}`)
         const now = Date.now()
-        const limit: LimitCheck = { ruleId: 'amt', mode: 'enforce', measure: 'amount', per: 'urn', windowStartMs: now - scenario.startBackMs, retainMs: 31 * DAY + 3_600_000, max: Number.MAX_SAFE_INTEGER, code: '61', values: {} }
+        const limit: LimitCheck = { ruleId: 'amt', mode: 'enforce', measure: 'amount', per: 'urn', windowStartMs: scenario.start(now), retainMs: 31 * DAY + 3_600_000, max: Number.MAX_SAFE_INTEGER, code: '61', values: {} }
         const wkey = keys.limit(urn, '4321', limit)
         // the window's history as an earlier version stored it: entries spread over 30 days, no totals
         for (let i = 0; i < n; i += 1000) {
@@ -94,7 +101,7 @@ async function main (): Promise<void> {
         if (n > 0) await admin.pexpire(wkey, limit.retainMs)
         const input = (i: number): AuthorizeInput => ({
           urn, last4: '4321', reference: `R${variant}${n}-${i}`, attempt: `a${i}`, debitAmount: 100, fingerprint: 'fp', nowMs: Date.now(), deadlineAtMs: Date.now() + 60_000,
-          decline: null, limits: [{ ...limit, windowStartMs: Date.now() - scenario.startBackMs }], meta: { rulesVersion: 'b', shadowHits: [], transactionAmount: '100', currencyCode: '356', channel: 'POS' }
+          decline: null, limits: [{ ...limit, windowStartMs: scenario.start(Date.now()) }], meta: { rulesVersion: 'b', shadowHits: [], transactionAmount: '100', currencyCode: '356', channel: 'POS' }
         })
         // a window stored without totals is summed into them over its first decisions (the upgrade)
         let steps = 0

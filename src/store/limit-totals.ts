@@ -1,9 +1,9 @@
 // The running totals of a limit window, the memory store's copy of the Redis scripts' scheme (LIMITS in
 // lua.ts; docs/development/money.md, Limit totals): per minute, quarter hour, hour, 6 hours, day and week (UTC, epoch-aligned), the amount of
 // the window's entries in it, and of all. The amount from a start on is all of it when nothing is older, else
-// the start's partial minute entry by entry, then at each level the whole slices to the next level's boundary
-// (forward, or backward and taken from all): exact, and bounded by one minute's entries plus 35 totals
-// whatever the window holds.
+// the start's partial minute entry by entry, then at each level the whole slices up to the next level's
+// boundary (added) or down to the previous one (taken off), whichever reads fewer: exact, and bounded by half a
+// minute's entries plus 17 totals and half the weeks spanned whatever the window holds.
 
 /** Slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned). */
 export const LEVELS: ReadonlyArray<readonly [string, number]> = Object.freeze([['m', 60_000], ['q', 900_000], ['h', 3_600_000], ['s', 21_600_000], ['d', 86_400_000], ['w', 604_800_000]] as const)
@@ -25,50 +25,64 @@ export function sliceSums (entries: Iterable<{ member: string, score: number }>)
   return out
 }
 
-/** The first multiple of `step` at or after `ms`. */
-function ceilTo (ms: number, step: number): number {
-  const n = Math.floor(ms / step)
-  return n * step < ms ? n + 1 : n
+/** A sum read from the totals: the edge's entries and the fields added, the fields under `less` taken off. */
+export interface WindowSum {
+  whole: false
+  /** the entries of [edgeFromMs, edgeToMs) are added (edgeSign 1) or taken off (-1); none when the two are equal */
+  edgeFromMs: number
+  edgeToMs: number
+  edgeSign: 1 | -1
+  /** whether 'c', the amount of all, is the sum's base */
+  all: boolean
+  plus: string[]
+  less: string[]
 }
 
 /**
  * How to sum a window's entries scored startMs or later, its oldest scored firstMs and its latest lastMs: all of
- * them (total 'c') when none is older; else forward, the entries of [edgeFromMs, edgeToMs) one by one and the
- * fields; or backward, 'c' less those of the entries before the start, whichever reads fewer fields. The same
- * plan as `windowAmount` in lua.ts.
+ * them (total 'c') when none is older; else the start's partial minute entry by entry, taken off down from its
+ * own minute or added up to the next, whichever part is shorter; then at each level the whole slices up to the
+ * next level's boundary (added) or down to the previous one (taken off), whichever reads fewer fields; at the
+ * last level up to the latest entry, or 'c' less those down to the oldest. Slices outside [firstMs, lastMs]
+ * hold nothing and are not read: at most 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, the start's minute
+ * (its entries are read only if it holds some), and half a minute's entries. The same plan as `windowAmount` in
+ * lua.ts.
  */
-export function windowPlan (startMs: number, firstMs: number, lastMs: number): { whole: true } | { whole: false, forward: boolean, edgeFromMs: number, edgeToMs: number, fields: string[] } {
+export function windowPlan (startMs: number, firstMs: number, lastMs: number): { whole: true } | WindowSum {
   if (firstMs >= startMs) return { whole: true }
-  const fwd: Array<[number, number]> = []
-  const bwd: Array<[number, number]> = []
-  const f0 = ceilTo(startMs, MINUTE_MS)
-  const b0 = Math.floor(startMs / MINUTE_MS)
-  let cf = f0
-  let cb = b0
-  LEVELS.forEach(([, len], i) => {
-    const hi = Math.floor(lastMs / len)
+  const part = startMs % MINUTE_MS
+  // k: every entry from slice k of the current level on is still to be summed
+  let k = (startMs - part) / MINUTE_MS
+  const down = part < MINUTE_MS / 2
+  const edge = down
+    ? { edgeFromMs: startMs - part, edgeToMs: startMs, edgeSign: -1 as const }
+    : { edgeFromMs: startMs, edgeToMs: startMs - part + MINUTE_MS, edgeSign: 1 as const }
+  if (!down) k++
+  const plus: string[] = []
+  const less: string[] = []
+  let all = false
+  LEVELS.forEach(([name, len], i) => {
     const lo = Math.floor(firstMs / len)
+    const hi = Math.floor(lastMs / len)
     const next = LEVELS[i + 1]
-    if (next === undefined) {
-      fwd.push([cf, hi])
-      bwd.push([lo, cb - 1])
-      return
+    const per = next === undefined ? 0 : next[1] / len
+    // up: slices k .. above - 1 to the next boundary (the last level: to the latest entry's); down: from the
+    // previous boundary (the last level: the oldest entry's) to k - 1, taken off what follows
+    const below = next === undefined ? lo : k - (k % per)
+    const above = next === undefined ? hi + 1 : (k % per === 0 ? k : below + per)
+    const [a, b] = [Math.max(k, lo), Math.min(above - 1, hi)]
+    const [c, d] = [Math.max(below, lo), Math.min(k - 1, hi)]
+    if (Math.max(0, b - a + 1) <= Math.max(0, d - c + 1)) {
+      for (let x = a; x <= b; x++) plus.push(`${name}${x}`)
+      k = above
+    } else {
+      for (let x = c; x <= d; x++) less.push(`${name}${x}`)
+      k = below
+      all = next === undefined
     }
-    const per = next[1] / len
-    const f1 = ceilTo(cf * len, next[1])
-    const b1 = Math.floor(cb * len / next[1])
-    fwd.push([cf, Math.min(f1 * per - 1, hi)])
-    bwd.push([Math.max(b1 * per, lo), cb - 1])
-    cf = f1
-    cb = b1
+    if (next !== undefined) k /= per
   })
-  const size = (r: Array<[number, number]>): number => r.reduce((n, [a, b]) => n + Math.max(0, b - a + 1), 0)
-  const forward = size(fwd) <= size(bwd)
-  const fields: string[] = []
-  ;(forward ? fwd : bwd).forEach(([a, b], i) => {
-    for (let x = a; x <= b; x++) fields.push(`${(LEVELS[i] as readonly [string, number])[0]}${x}`)
-  })
-  return forward ? { whole: false, forward, edgeFromMs: startMs, edgeToMs: f0 * MINUTE_MS, fields } : { whole: false, forward, edgeFromMs: b0 * MINUTE_MS, edgeToMs: startMs, fields }
+  return { whole: false, ...edge, all, plus, less }
 }
 
 /** One window's totals: field -> amount, 'c' the amount of all; a total back at zero is removed. */
@@ -93,8 +107,11 @@ export class WindowTotals {
     const all = this.fields.get('c') ?? 0
     const plan = windowPlan(startMs, firstMs, lastMs)
     if (plan.whole) return all
-    let sum = plan.edgeToMs > plan.edgeFromMs ? edge(plan.edgeFromMs, plan.edgeToMs) : 0
-    for (const f of plan.fields) sum += this.fields.get(f) ?? 0
-    return plan.forward ? sum : all - sum
+    let sum = plan.all ? all : 0
+    // the start's partial minute, read only if its total shows entries in it
+    if (plan.edgeToMs > plan.edgeFromMs && this.fields.has(`m${Math.floor(startMs / MINUTE_MS)}`)) sum += plan.edgeSign * edge(plan.edgeFromMs, plan.edgeToMs)
+    for (const f of plan.plus) sum += this.fields.get(f) ?? 0
+    for (const f of plan.less) sum -= this.fields.get(f) ?? 0
+    return sum
   }
 }

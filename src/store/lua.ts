@@ -113,21 +113,25 @@ end
  * amount of all. Field 'v' marks totals that hold every entry of the set ('r', a cursor: those scored before
  * it, while a window stored before the totals is summed into them); every add, removal and trim of an entry
  * goes through these functions, which keep it so. The amount from a start on = 'c' when the window holds
- * nothing older (a rolling window), else the entries of the start's partial minute one by one + at each level
- * the whole slices to the next level's boundary (forward to the latest entry, or backward to the oldest and
- * taken from 'c', whichever is shorter): at most one minute's entries and 35 fields, whatever the window holds
- * (docs/development/money.md, Limit totals). The set stays the record of each entry: its time for a reversal,
- * and the count limits (ZCOUNT, already logarithmic).
+ * nothing older (a rolling window), else the start's partial minute entry by entry (only if its minute holds
+ * entries) and at each level the whole slices up to the next level's boundary, added, or down to the previous
+ * one, taken off (at the last level: to the latest entry, or to the oldest and taken off 'c'), whichever reads
+ * fewer: at most half a minute's entries and 7 + 2 + 3 + 2 + 3 fields besides half the weeks spanned, whatever
+ * the window holds (docs/development/money.md, Limit totals). The set stays the record of each entry: its time
+ * for a reversal, and the count limits (ZCOUNT, already logarithmic).
  */
 const LIMITS = `
--- slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned)
-local LEVELS = { {'m', 60000}, {'q', 900000}, {'h', 3600000}, {'s', 21600000}, {'d', 86400000}, {'w', 604800000} }
+-- slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned); PER[i] is
+-- how many slices of level i make one of level i + 1
+local NAMES = { 'm', 'q', 'h', 's', 'd', 'w' }
+local LENS = { 60000, 900000, 3600000, 21600000, 86400000, 604800000 }
+local PER = { 15, 4, 6, 4, 7 }
 local function memberAmount (member) return tonumber(string.match(member, '^(%d+)|')) end
 -- Adds an entry's amount to the fields of its slices and to 'c', in a table of field -> amount.
 local function sliceInto (by, score, amt)
   if amt == 0 then return end
-  for _, l in ipairs(LEVELS) do
-    local f = l[1] .. fmt(math.floor(score / l[2]))
+  for i = 1, 6 do
+    local f = NAMES[i] .. fmt(math.floor(score / LENS[i]))
     by[f] = (by[f] or 0) + amt
   end
   by.c = (by.c or 0) + amt
@@ -198,76 +202,95 @@ local function totalsReady (key, retainMs)
   if ttl > 0 then redis.call('PEXPIRE', tkey, ttl) end
   return done
 end
-local function hsum (tkey, fields)
-  local sum = 0
+-- The amount of the window's entries scored startMs or later (after totalsReady): field 'c' is the amount of
+-- all of them, so it is read alone when the whole window counts (a rolling window: its retention is its
+-- length). Else few fields give it exactly (limit-totals.ts, windowPlan, the same plan): the start's partial
+-- minute entry by entry, taken off down from its own minute or added up to the next, whichever part is
+-- shorter; then at each level the whole slices up to the next level's boundary (added) or down to the
+-- previous one (taken off), whichever reads fewer fields; at the last level up to the latest entry, or 'c'
+-- less those down to the oldest. Slices outside the entries' span hold nothing and are not read: at most
+-- 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, the start's minute, and half a minute's entries (none
+-- when its total shows it holds none). Planned in one pass with plain arithmetic: this runs for every amount
+-- limit that starts inside its window's history.
+local function windowAmount (key, startMs)
+  local bottom = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if #bottom == 0 then return 0 end
+  local first = tonumber(bottom[2])
+  local tkey = key .. ':t'
+  if first >= startMs then return tonumber(redis.call('HGET', tkey, 'c') or '0') end
+  local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+  if last < startMs then return 0 end
+  -- k: everything from slice k of the current level on is still to be summed; the start's partial minute p is
+  -- taken off down from its start (k = p) or added up to the next minute (k = p + 1), read only if the
+  -- minute's total shows entries in it (read with the fields: at is its place)
+  local M = LENS[1]
+  local part = startMs % M
+  local p = (startMs - part) / M
+  local k = p
+  if part >= M / 2 then k = p + 1 end
+  -- fields[i] read with sign[i]; comparisons written out (math.max and math.min are calls)
+  local fields, sign, n, at = {}, {}, 0, nil
+  local format = string.format
+  for i = 1, 6 do
+    local len, name = LENS[i], NAMES[i]
+    local lo, hi = (first - first % len) / len, (last - last % len) / len
+    -- up: slices k .. up - 1 to the next boundary (the last level: to the latest entry's); down: from the
+    -- previous boundary (the last level: the oldest entry's) to k - 1, taken off what follows, 'c' at the end
+    local up, down
+    if i < 6 then
+      down = k - k % PER[i]
+      up = down + PER[i]
+      if down == k then up = k end
+    else
+      down, up = lo, hi + 1
+    end
+    -- within the entries' span: a .. b up, c .. d down; nu, nd one less than their number of slices
+    local a, b, c, d = k, up - 1, down, k - 1
+    if a < lo then a = lo end
+    if b > hi then b = hi end
+    if c < lo then c = lo end
+    if d > hi then d = hi end
+    local nu, nd = b - a, d - c
+    if nu < -1 then nu = -1 end
+    if nd < -1 then nd = -1 end
+    local s = 1
+    if nu <= nd then
+      k = up
+    else
+      a, b, s, k = c, d, -1, down
+    end
+    for x = a, b do
+      n = n + 1
+      fields[n], sign[n] = format('%s%d', name, x), s
+      if i == 1 and x == p then at = n end
+    end
+    if i == 6 and s == -1 then n = n + 1; fields[n], sign[n] = 'c', 1 end
+    if i < 6 then k = k / PER[i] end
+  end
+  if part > 0 and not at then n = n + 1; fields[n], sign[n], at = format('m%d', p), 0, n end
+  local sum, busy = 0, false
   local i = 1
-  while i <= #fields do
-    local j = math.min(i + 199, #fields)
-    for _, v in ipairs(redis.call('HMGET', tkey, unpack(fields, i, j))) do
-      if v then sum = sum + tonumber(v) end
+  while i <= n do
+    local j = i + 199
+    if j > n then j = n end
+    local got = redis.call('HMGET', tkey, unpack(fields, i, j))
+    for x = i, j do
+      local v = got[x - i + 1]
+      if v then
+        sum = sum + sign[x] * tonumber(v)
+        if x == at then busy = true end
+      end
     end
     i = j + 1
   end
-  return sum
-end
--- The amount of the window's entries scored startMs or later (after totalsReady): field 'c' is the amount of
--- all of them, so it is read alone when the whole window counts (a rolling window: its retention is its
--- length), or the slices are read on the shorter side of the start, forward to the latest entry or backward
--- to the oldest (subtracted from 'c'): at most 14 + 3 + 5 + 3 + 6 + 4 fields, and one minute's entries.
-local function windowAmount (key, startMs)
-  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if #top == 0 then return 0 end
-  local last = tonumber(top[2])
-  if last < startMs then return 0 end
-  local tkey = key .. ':t'
-  local first = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
-  local all = tonumber(redis.call('HGET', tkey, 'c') or '0')
-  if first >= startMs then return all end
-  local floor, max, min = math.floor, math.max, math.min
-  local function ceilDiv (a, b)
-    local q = floor(a / b)
-    if q * b < a then q = q + 1 end
-    return q
-  end
-  -- forward: at each level, the whole slices from the start's edge to the next level's boundary (the last level:
-  -- to the latest entry's); backward: the same down to the oldest entry's, from the minute holding the start
-  local fwd, bwd = {}, {}
-  local f0 = ceilDiv(startMs, LEVELS[1][2])
-  local b0 = floor(startMs / LEVELS[1][2])
-  local cf, cb, nf, nb = f0, b0, 0, 0
-  for i, l in ipairs(LEVELS) do
-    local len = l[2]
-    local hi, lo = floor(last / len), floor(first / len)
-    local nxt = LEVELS[i + 1]
-    if nxt then
-      local per = nxt[2] / len
-      local f1, b1 = ceilDiv(cf * len, nxt[2]), floor(cb * len / nxt[2])
-      fwd[i] = { cf, min(f1 * per - 1, hi) }
-      bwd[i] = { max(b1 * per, lo), cb - 1 }
-      cf, cb = f1, b1
+  if busy then
+    if part < M / 2 then
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(p * M), '(' .. fmt(startMs))) do sum = sum - memberAmount(e) end
     else
-      fwd[i] = { cf, hi }
-      bwd[i] = { lo, cb - 1 }
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(startMs), '(' .. fmt(p * M + M))) do sum = sum + memberAmount(e) end
     end
-    nf = nf + max(0, fwd[i][2] - fwd[i][1] + 1)
-    nb = nb + max(0, bwd[i][2] - bwd[i][1] + 1)
   end
-  local M = LEVELS[1][2]
-  local forward = nf <= nb
-  local r, lo, hi = bwd, b0 * M, startMs
-  if forward then r, lo, hi = fwd, startMs, f0 * M end
-  local sum = 0
-  -- the partial edge, entry by entry: at most one minute's
-  if hi > lo then
-    for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(lo), '(' .. fmt(hi))) do sum = sum + memberAmount(e) end
-  end
-  local fields = {}
-  for i, l in ipairs(LEVELS) do
-    for x = r[i][1], r[i][2] do table.insert(fields, l[1] .. fmt(x)) end
-  end
-  sum = sum + hsum(tkey, fields)
-  if forward then return sum end
-  return all - sum
+  return sum
 end
 local function windowAdd (key, score, member)
   redis.call('ZADD', key, score, member)

@@ -39,9 +39,12 @@ function counted (ruleId: string, retainMs: number, over: Partial<LimitCheck> = 
   return limit({ ruleId, measure: 'amount', per: 'urn', windowStartMs: 0, retainMs, max: Number.MAX_SAFE_INTEGER, code: '61', ...over })
 }
 
-/** A start as a rule would give one, or any instant on or beside a slice edge, never before the retention. */
-function startOf (rnd: Random, now: number, retainMs: number, calendar: CalendarPeriod[]): { start: number, what: string } {
-  const kind = intBetween(rnd, 0, 3)
+/**
+ * A start as a rule would give one, or any instant on or beside a slice edge, or inside the minute of an
+ * approval (so the partial minute holds entries on either side of it), never before the retention.
+ */
+function startOf (rnd: Random, now: number, retainMs: number, calendar: CalendarPeriod[], scores: number[]): { start: number, what: string } {
+  const kind = intBetween(rnd, 0, scores.length > 0 ? 4 : 3)
   let start: number
   let what: string
   if (kind === 0) {
@@ -58,9 +61,15 @@ function startOf (rnd: Random, now: number, retainMs: number, calendar: Calendar
     const unit = pick(rnd, [MIN, HOUR, DAY])
     start = Math.floor((now - rnd() * retainMs) / unit) * unit + pick(rnd, [-1, 0, 1])
     what = `edge of a ${unit} ms slice`
-  } else {
+  } else if (kind === 3) {
     start = now - Math.floor(rnd() * retainMs)
     what = 'any instant'
+  } else {
+    const score = pick(rnd, scores)
+    const minute = Math.floor(score / MIN) * MIN
+    // either side of the approval, and where the partial minute is read from its start or up to the next
+    start = pick(rnd, [score - 1, score, score + 1, score + intBetween(rnd, -MIN, MIN), minute + pick(rnd, [1, MIN / 2 - 1, MIN / 2, MIN / 2 + 1, MIN - 1])])
+    what = `beside an approval at ${score}`
   }
   return { start: Math.max(start, now - retainMs), what }
 }
@@ -124,7 +133,7 @@ async function history (t: Test, store: Store, seed: number, oldSum: ((key: stri
       a.live = false
     } else {
       const w = pick(rnd, WINDOWS)
-      const { start, what } = startOf(rnd, maxNow, w.retainMs, w.calendar)
+      const { start, what } = startOf(rnd, maxNow, w.retainMs, w.calendar, approvals.filter((a) => a.live).map((a) => a.score))
       const live = approvals.filter((a) => a.live && a.score >= start)
       const expected = live.reduce((s, a) => s + a.amount, 0)
       const got = await probe(store, urn, counted(w.ruleId, w.retainMs, { windowStartMs: start }), now)
@@ -169,9 +178,11 @@ t.test('the plan: the partial minute entry by entry and the totals give the sum 
           return
         }
         const plan = windowPlan(start, first, last)
-        const weeks = Math.ceil((last - first) / (7 * DAY)) + 1
-        if (!plan.whole && (plan.edgeToMs - plan.edgeFromMs >= MIN || plan.edgeToMs < plan.edgeFromMs || plan.fields.length > 14 + 3 + 5 + 3 + 6 + weeks)) {
-          t.fail(`plan from ${start} over ${first}..${last} is not bounded: edge ${plan.edgeFromMs}..${plan.edgeToMs}, ${plan.fields.length} fields`)
+        const weeks = Math.floor(last / (7 * DAY)) - Math.floor(first / (7 * DAY)) + 1
+        const fields = plan.whole ? 0 : plan.plus.length + plan.less.length
+        // at each level below the last at most half its slices in the next level's, at the last half the weeks spanned
+        if (!plan.whole && (plan.edgeToMs - plan.edgeFromMs >= MIN || plan.edgeToMs < plan.edgeFromMs || fields > 7 + 2 + 3 + 2 + 3 + Math.floor(weeks / 2))) {
+          t.fail(`plan from ${start} over ${first}..${last} is not bounded: edge ${plan.edgeFromMs}..${plan.edgeToMs}, ${fields} fields`)
           return
         }
       }
@@ -217,6 +228,45 @@ t.test('Redis store: random histories against the approvals counted and the old 
       t.equal(keySlot(`${key}:t`), keySlot(key), 'on the window\'s slot')
     }
   }
+})
+
+/**
+ * Approvals on and one millisecond beside minute edges, and in the middle of a minute, with older history
+ * (so the start falls inside the window's history): every start in and around those minutes, including half a
+ * minute in (where the partial minute is read up to the next one instead of from its own start).
+ */
+async function minuteEdges (t: Test, store: Store): Promise<void> {
+  const urn = await funded(store, 1_000_000_000, 'edges')
+  const X = Math.floor(T0 / MIN) * MIN + 10 * MIN
+  const scores = [X - 3 * DAY, X - MIN - 1, X - MIN, X - MIN + 1, X - MIN / 2, X - 2, X - 1, X, X + 1, X + MIN / 2, X + MIN - 1, X + MIN]
+  const approvals = scores.map((score, i) => ({ score, amount: 10 ** (i % 9) + i }))
+  const l = counted('edges', 31 * DAY + HOUR)
+  for (const a of approvals) {
+    const r = await store.authorize(authInput(urn, { debitAmount: a.amount, nowMs: a.score, deadlineAtMs: Date.now() + 60_000, limits: [l] }))
+    if (r.code !== '00') throw new Error(`approval answered ${r.code}`)
+  }
+  let probes = 0
+  for (const score of scores.slice(1)) {
+    const minute = Math.floor(score / MIN) * MIN
+    for (const start of [score - 1, score, score + 1, minute + MIN / 2 - 1, minute + MIN / 2, minute + MIN / 2 + 1, minute + MIN - 1]) {
+      const expected = approvals.reduce((sum, a) => a.score >= start ? sum + a.amount : sum, 0)
+      const got = await probe(store, urn, { ...l, windowStartMs: start }, X + MIN)
+      probes++
+      if (got !== expected) {
+        t.fail(`from ${start} (${start - X} ms from a minute edge): ${got}, the approvals sum to ${expected}`)
+        return
+      }
+    }
+  }
+  t.pass(`${probes} starts around approvals on and beside minute edges`)
+}
+
+t.test('memory store: starts in minutes holding approvals, on and beside their edges', async (t) => {
+  await minuteEdges(t, new MemoryStore())
+})
+
+t.test('Redis store: starts in minutes holding approvals, on and beside their edges', async (t) => {
+  await minuteEdges(t, await sharedRedisStore(t))
 })
 
 t.test('Redis store: a window stored before totals were kept is summed into them at its first check; nothing is under-counted', async (t) => {
