@@ -107,7 +107,8 @@ export function auditContract (t: Test, make: MakeStore): void {
       pages++
     } while (cursor !== undefined && pages < 10)
     t.same(seen, got.map((r) => r.id), 'pages of 2 give every record once, in order')
-    const events = (await store.readDecisionStream(urn)).filter((e) => e.type === 'audit.recorded')
+    // a record without a customer goes to the bucket of its own id, which may be this customer's bucket
+    const events = (await store.readDecisionStream(urn)).filter((e) => e.type === 'audit.recorded' && e.urn === urn)
     t.equal(events.length, 3, 'the records with a customer are in its outbox as events')
   })
 }
