@@ -3,6 +3,7 @@
 import t from 'tap'
 import { zonedParts } from '../src/time.js'
 import { calendarStartMs } from '../src/rules/window.js'
+import { seededRandom } from '../src/sim/prng.js'
 
 const formats = new Map<string, Intl.DateTimeFormat>()
 
@@ -34,16 +35,10 @@ t.test('zonedParts agrees with Intl second by second around offset changes', asy
   }
 })
 
-/** A seeded step of 1 to `max` (mulberry32), so a walk is the same on every run. */
+/** A seeded step of 1 to `max`, so a walk is the same on every run. */
 function steps (seed: number, max: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return 1 + Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * max)
-  }
+  const rnd = seededRandom(seed)
+  return () => 1 + Math.floor(rnd() * max)
 }
 
 function sameParts (ms: number, zone: string): boolean {
