@@ -97,6 +97,8 @@ class Codes {
   }
 }
 
+// One list each for the process: a backtest runs once per process, its two rule sets holding at most a few
+// thousand ids (rulesMax each) and the kinds a handful.
 const ruleCodes = new Codes()
 const kindCodes = new Codes()
 
