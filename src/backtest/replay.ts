@@ -143,7 +143,8 @@ export class Replayer {
     const state = stateOutcome(e)
     if (state !== null) return state
     const customer = known ?? this.state.customer(e.urn)
-    const card = customer.card(e.last4)
+    // a line written by another tool may lack last4: its card windows are the '' card's, as before
+    const card = customer.card((e.last4 as string | undefined) ?? '')
     const control = this.controlsOutcome(e, atMs, card)
     if (control !== null) return control
 
@@ -179,7 +180,7 @@ export class Replayer {
   keepRecorded (e: JournalEntry, facts: Facts, atMs: number, known?: CustomerState): ReplayOutcome {
     if (e.code === '00' && !takenAsRecorded(e)) {
       const customer = known ?? this.state.customer(e.urn)
-      this.approve(e, atMs, this.set.evaluate(facts, atMs).limits, customer, customer.card(e.last4))
+      this.approve(e, atMs, this.set.evaluate(facts, atMs).limits, customer, customer.card((e.last4 as string | undefined) ?? ''))
     }
     return recorded(e)
   }
