@@ -103,19 +103,59 @@ export function zonedParts (epochMs: number, timeZone: string): Readonly<ZonedPa
   return slot.parts
 }
 
+const DAY_MS = 24 * HOUR_MS
+
+/**
+ * The offset of the last hour computeParts saw, and the local date of the last local day: a replay asks about
+ * instants seconds apart, each a new second, and most of them fall in the same hour and day as the one before.
+ */
+let hourZone = ''
+let hourStartMsSeen = Number.NaN
+let hourOffsetMs = Number.NaN
+let daysSeen = Number.NaN
+let dayYear = 0
+let dayMonth = 0
+let dayOfMonth = 0
+
+/** Sets dayYear/dayMonth/dayOfMonth to the proleptic Gregorian date `days` days after 1970-01-01 (H. Hinnant's civil_from_days). */
+function civilFromDays (days: number): void {
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const doe = z - era * 146_097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  dayOfMonth = doy - Math.floor((153 * mp + 2) / 5) + 1
+  dayMonth = mp < 10 ? mp + 3 : mp - 9
+  dayYear = yoe + era * 400 + (dayMonth <= 2 ? 1 : 0)
+}
+
 function computeParts (epochMs: number, timeZone: string): ZonedParts {
-  const offsetMs = hourOffset(Math.floor(epochMs / HOUR_MS) * HOUR_MS, timeZone)
-  if (Number.isNaN(offsetMs)) return intlParts(epochMs, timeZone)
-  const d = new Date(epochMs + offsetMs)
-  return {
-    year: d.getUTCFullYear(),
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-    isoWeekday: d.getUTCDay() === 0 ? 7 : d.getUTCDay()
+  const hourStartMs = Math.floor(epochMs / HOUR_MS) * HOUR_MS
+  let offsetMs: number
+  if (hourStartMs === hourStartMsSeen && timeZone === hourZone) {
+    offsetMs = hourOffsetMs
+  } else {
+    offsetMs = hourOffset(hourStartMs, timeZone)
+    // An hour with an offset change is read through Intl, second by second, and not kept here.
+    if (Number.isNaN(offsetMs)) return intlParts(epochMs, timeZone)
+    hourZone = timeZone
+    hourStartMsSeen = hourStartMs
+    hourOffsetMs = offsetMs
   }
+  // The local wall clock as if it were UTC: whole days since the epoch and the time into the day.
+  const localMs = epochMs + offsetMs
+  const days = Math.floor(localMs / DAY_MS)
+  const secondOfDay = (localMs - days * DAY_MS) / 1000
+  if (days !== daysSeen) {
+    civilFromDays(days)
+    daysSeen = days
+  }
+  // 1970-01-01 was a Thursday (ISO 4)
+  const weekday = (((days + 3) % 7) + 7) % 7 + 1
+  const hour = Math.floor(secondOfDay / 3600)
+  const minute = Math.floor((secondOfDay - hour * 3600) / 60)
+  return { year: dayYear, month: dayMonth, day: dayOfMonth, hour, minute, second: secondOfDay - hour * 3600 - minute * 60, isoWeekday: weekday }
 }
 
 /** Throws a RangeError for a zone name Intl does not know. */

@@ -85,7 +85,7 @@ export function shareOfLine (b: Buffer, from: number, to: number, shares: number
   return shareOfUrn(urnOfText(b.toString('utf8', from, to)), shares)
 }
 
-const BATCH_ENTRIES = 256
+const BATCH_ENTRIES = 32
 
 /** Where the line starting at `p` ends: its line end, or the end of the block. */
 function lineEnd (b: Buffer, p: number): number {
@@ -174,7 +174,8 @@ export class NdjsonJournal implements BacktestSource {
             entries.push(e)
             atMs.push(at)
             // Small batches: a batch's entries are alive until it is replayed, and the fewer live entries a
-            // young-generation collection finds, the less it copies.
+            // young-generation collection finds, the less it copies; an entry replayed soon after it was
+            // read is still in the processor's cache (256 entries of ~2 KB each were not).
             if (entries.length === BATCH_ENTRIES) {
               yield { entries, atMs }
               entries = []

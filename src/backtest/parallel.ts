@@ -4,6 +4,8 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { CompiledRuleSet } from '../rules/types.js'
+import { loadCheckedRules } from '../rules/load.js'
+import type { CheckedRule } from '../rules/validate.js'
 import { mergeShards, warmUpFromMs, type BacktestResult } from './engine.js'
 import { JournalLineError, NdjsonJournal } from './ndjson-source.js'
 import { ShardReplay, type ShardResult } from './shard.js'
@@ -67,10 +69,20 @@ export async function runBacktestParallel (o: ParallelBacktestOptions): Promise<
     ...(o.defaultCurrency !== undefined ? { defaultCurrency: o.defaultCurrency } : {})
   }
 
+  // The workers get the rule sets checked here, as plain data to compile: they start without the validator.
+  // Read again from their directories, they must be the sets loaded: a set edited since is refused.
+  const rules = shares > 1 ? await Promise.all([loadCheckedRules(o.candidateDir), loadCheckedRules(o.baselineDir)]) : null
+  if (rules !== null) {
+    const [candidate, baseline] = rules
+    if (!candidate.ok || !baseline.ok || candidate.version !== o.candidate.version || baseline.version !== o.baseline.version) {
+      throw new Error('a rule set changed while the backtest started; run it again')
+    }
+  }
   const workers: Worker[] = []
   const one = async (share: number): Promise<ShardResult> => {
+    const [candidate, baseline] = rules as [{ rules: CheckedRule[] }, { rules: CheckedRule[] }]
     const data: ShardWorkerData = {
-      ...common, share, candidateDir: o.candidateDir, baselineDir: o.baselineDir,
+      ...common, share, candidateRules: candidate.rules, baselineRules: baseline.rules,
       candidateVersion: o.candidate.version, baselineVersion: o.baseline.version, baselineMode: o.baselineMode
     }
     const worker = new Worker(workerBoot(), { eval: true, workerData: data })

@@ -6,7 +6,8 @@ import { localDay } from '../controls/input.js'
 import type { JournalEntry } from '../domain/journal.js'
 import type { CompiledRuleSet, Evaluation, Facts } from '../rules/types.js'
 import type { LimitCheck } from '../domain/rule-hits.js'
-import { ReplayState, type CustomerState, type ReplayWindow } from './windows.js'
+import { zonedParts } from '../time.js'
+import { ReplayState, type CardState, type CustomerState, type ReplayWindow } from './windows.js'
 
 export interface ReplayOutcome {
   code: string
@@ -51,12 +52,15 @@ function stateOutcome (e: JournalEntry): ReplayOutcome | null {
   return code === null ? null : { code, reason, ruleId: null, control: null, limit: null, hits: NO_HITS }
 }
 
-/** The control kinds that applied, in the order the store checks them: the channel's, then `international`. */
-function controlKinds (e: JournalEntry): string[] {
+/**
+ * The control kinds that applied, in the order the store checks them: the channel's, then `international`,
+ * into `out` (emptied first).
+ */
+function controlKinds (e: JournalEntry, out: string[]): string[] {
+  out.length = 0
   const c = e.controls
-  if (c === null) return NO_HITS
+  if (c === null) return out
   const channel = e.request.channel
-  const out: string[] = []
   if (channel !== undefined && channel !== 'international' && Object.hasOwn(c, channel)) out.push(channel)
   if (Object.hasOwn(c, 'international')) out.push('international')
   return out
@@ -70,19 +74,35 @@ export class Replayer {
   readonly set: CompiledRuleSet
   private readonly timezone: string
   private readonly state = new ReplayState()
+  /** the control kinds of the entry being decided: one list reused, as a decision is made in one go */
+  private readonly kinds: string[] = []
+  /** the local day last asked about, as its date number and as localDay's text (one string a day, not a decision) */
+  private dayDate = Number.NaN
+  private dayText = ''
 
   constructor (set: CompiledRuleSet, opts: ReplayerOptions) {
     this.set = set
     this.timezone = opts.timezone
   }
 
-  private static window (c: CustomerState, e: JournalEntry, l: LimitCheck): ReplayWindow {
-    return c.window(l.per === 'card' ? e.last4 : null, l.ruleId)
+  /** localDay(atMs, zone), the same text, made once per local day */
+  private localDay (atMs: number): string {
+    const p = zonedParts(atMs, this.timezone)
+    const date = (p.year * 100 + p.month) * 100 + p.day
+    if (date !== this.dayDate) {
+      this.dayText = localDay(atMs, this.timezone)
+      this.dayDate = date
+    }
+    return this.dayText
+  }
+
+  private static window (c: CustomerState, card: CardState, l: LimitCheck): ReplayWindow {
+    return l.per === 'card' ? card.window(l.ruleId) : c.ownWindow(l.ruleId)
   }
 
   /** The card controls' answer (every control off before any limit, as the store), or null when they pass. */
-  private controlsOutcome (e: JournalEntry, atMs: number, customer: CustomerState): ReplayOutcome | null {
-    const kinds = controlKinds(e)
+  private controlsOutcome (e: JournalEntry, atMs: number, card: CardState): ReplayOutcome | null {
+    const kinds = controlKinds(e, this.kinds)
     if (kinds.length === 0) return null
     const c = e.controls as NonNullable<JournalEntry['controls']>
     for (const k of kinds) {
@@ -95,8 +115,8 @@ export class Replayer {
         return { code: '61', reason: 'control_limit', ruleId: null, control: k, limit: null, hits: NO_HITS }
       }
       if (s.dailyMax !== null) {
-        day ??= localDay(atMs, this.timezone)
-        if (customer.dayTotal(e.last4, k).on(day) + e.debit > s.dailyMax) {
+        day ??= this.localDay(atMs)
+        if (card.dayTotal(k).on(day) + e.debit > s.dailyMax) {
           return { code: '61', reason: 'control_limit', ruleId: null, control: k, limit: null, hits: NO_HITS }
         }
       }
@@ -105,13 +125,13 @@ export class Replayer {
   }
 
   /** Counts an approval in the windows of the limits that matched and in the controls' daily totals. */
-  private approve (e: JournalEntry, atMs: number, limits: readonly LimitCheck[], customer: CustomerState): void {
-    for (const l of limits) Replayer.window(customer, e, l).add(atMs, e.debit, atMs - l.retainMs)
+  private approve (e: JournalEntry, atMs: number, limits: readonly LimitCheck[], customer: CustomerState, card: CardState): void {
+    for (const l of limits) Replayer.window(customer, card, l).add(atMs, e.debit, atMs - l.retainMs)
     if (e.debit <= 0) return
-    const kinds = controlKinds(e)
+    const kinds = controlKinds(e, this.kinds)
     if (kinds.length === 0) return
-    const day = localDay(atMs, this.timezone)
-    for (const k of kinds) customer.dayTotal(e.last4, k).add(day, e.debit)
+    const day = this.localDay(atMs)
+    for (const k of kinds) card.dayTotal(k).add(day, e.debit)
   }
 
   /**
@@ -123,39 +143,45 @@ export class Replayer {
     const state = stateOutcome(e)
     if (state !== null) return state
     const customer = known ?? this.state.customer(e.urn)
-    const control = this.controlsOutcome(e, atMs, customer)
+    // a line written by another tool may lack last4: its card windows are the '' card's, as before
+    const card = customer.card((e.last4 as string | undefined) ?? '')
+    const control = this.controlsOutcome(e, atMs, card)
     if (control !== null) return control
 
     const ev: Evaluation = this.set.evaluate(facts, atMs)
-    const hits: string[] = []
-    for (const h of ev.shadowHits) hits.push(h.ruleId)
+    // Most decisions hit nothing: their list is made only when there is something to put in it.
+    let hits: string[] | null = null
+    for (const h of ev.shadowHits) (hits ??= []).push(h.ruleId)
     let out: ReplayOutcome | null = null
     if (ev.decline !== null) {
-      hits.unshift(ev.decline.ruleId)
+      (hits ??= []).unshift(ev.decline.ruleId)
       out = { code: ev.decline.code, reason: 'rule', ruleId: ev.decline.ruleId, control: null, limit: null, hits }
     } else {
       for (const l of ev.limits) {
-        const w = Replayer.window(customer, e, l)
+        const w = Replayer.window(customer, card, l)
         w.seek(l.windowStartMs)
         const usedBefore = l.measure === 'count' ? w.count : w.amount
         const used = usedBefore + (l.measure === 'count' ? 1 : e.debit)
         if (used <= l.max) continue
-        if (l.mode === 'shadow') hits.push(l.ruleId)
+        if (l.mode === 'shadow') (hits ??= []).push(l.ruleId)
         else if (out === null) {
-          hits.unshift(l.ruleId)
+          (hits ??= []).unshift(l.ruleId)
           out = { code: l.code, reason: 'limit', ruleId: l.ruleId, control: null, limit: { ruleId: l.ruleId, usedBefore, max: l.max }, hits }
         }
       }
     }
     if (out !== null) return out
-    if (e.reason === 'insufficient_funds') return { code: '51', reason: 'insufficient_funds', ruleId: null, control: null, limit: null, hits }
-    this.approve(e, atMs, ev.limits, customer)
-    return hits.length === 0 ? APPROVED : { code: '00', reason: 'approved', ruleId: null, control: null, limit: null, hits }
+    if (e.reason === 'insufficient_funds') return { code: '51', reason: 'insufficient_funds', ruleId: null, control: null, limit: null, hits: hits ?? [] }
+    this.approve(e, atMs, ev.limits, customer, card)
+    return hits === null ? APPROVED : { code: '00', reason: 'approved', ruleId: null, control: null, limit: null, hits }
   }
 
   /** Keeps the recorded answer (its rules are not at hand) and counts a recorded approval in the windows. */
   keepRecorded (e: JournalEntry, facts: Facts, atMs: number, known?: CustomerState): ReplayOutcome {
-    if (e.code === '00' && !takenAsRecorded(e)) this.approve(e, atMs, this.set.evaluate(facts, atMs).limits, known ?? this.state.customer(e.urn))
+    if (e.code === '00' && !takenAsRecorded(e)) {
+      const customer = known ?? this.state.customer(e.urn)
+      this.approve(e, atMs, this.set.evaluate(facts, atMs).limits, customer, customer.card((e.last4 as string | undefined) ?? ''))
+    }
     return recorded(e)
   }
 }

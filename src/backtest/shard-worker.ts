@@ -4,7 +4,8 @@
 // parsing is much of a replay's cost, and customers share no window or daily total, so shares replay
 // independently.
 import { parentPort, workerData } from 'node:worker_threads'
-import { loadRuleSet } from '../rules/load.js'
+import { compileRuleSet } from '../rules/compile.js'
+import type { CheckedRule } from '../rules/validate.js'
 import { NdjsonJournal } from './ndjson-source.js'
 import type { JournalEntry } from '../domain/journal.js'
 import { ShardReplay, type ShardResult } from './shard.js'
@@ -13,9 +14,12 @@ export interface ShardWorkerData {
   file: string
   share: number
   shares: number
-  candidateDir: string
-  baselineDir: string
-  /** the versions the main thread loaded: a set edited since is refused rather than replayed */
+  /**
+   * The rule sets as the main thread checked them (plain data, compiled here): a worker does not load the
+   * rule files' validator, much of its start otherwise.
+   */
+  candidateRules: CheckedRule[]
+  baselineRules: CheckedRule[]
   candidateVersion: string
   baselineVersion: string
   baselineMode: 'given' | 'recorded'
@@ -58,13 +62,10 @@ const port = parentPort
 if (port !== null) {
   const d = workerData as ShardWorkerData
   try {
-    const candidate = await loadRuleSet(d.candidateDir, { timezone: d.timezone })
-    const baseline = await loadRuleSet(d.baselineDir, { timezone: d.timezone })
-    if (!candidate.ok || !baseline.ok || candidate.set.version !== d.candidateVersion || baseline.set.version !== d.baselineVersion) {
-      throw new Error('a rule set changed while the backtest started; run it again')
-    }
+    const candidate = compileRuleSet(d.candidateRules, { version: d.candidateVersion, timezone: d.timezone })
+    const baseline = compileRuleSet(d.baselineRules, { version: d.baselineVersion, timezone: d.timezone })
     const shard = new ShardReplay({
-      candidate: candidate.set, baseline: baseline.set, baselineMode: d.baselineMode, fromMs: d.fromMs, timezone: d.timezone,
+      candidate, baseline, baselineMode: d.baselineMode, fromMs: d.fromMs, timezone: d.timezone,
       samplesMax: d.samplesMax, changedMax: d.changedMax, ...(d.defaultCurrency !== undefined ? { defaultCurrency: d.defaultCurrency } : {})
     })
     const result = await replayShare(shard, d, (read, atMs) => { port.postMessage({ type: 'progress', read, atMs } satisfies ShardWorkerMessage) })

@@ -80,42 +80,129 @@ export class DayTotal {
   }
 }
 
-/** A limit window with what it is the window of. */
-interface ScopedWindow { scope: string, ruleId: string, window: ReplayWindow }
+/**
+ * Small numbers for the few strings a replay meets again and again (rule ids, control kinds), so that state
+ * kept per rule or kind is an array slot: a lookup compares no strings, and reads no string of the state it
+ * finds. A replay's state is spread over many customers and mostly out of the processor's caches; every
+ * object a lookup reads on the way costs a trip to memory.
+ */
+class Codes {
+  private readonly list: string[] = []
+
+  of (s: string): number {
+    const list = this.list
+    for (let i = 0; i < list.length; i++) if (list[i] === s) return i
+    list.push(detached(s))
+    return list.length - 1
+  }
+}
+
+// One list each for the process: a backtest runs once per process, its two rule sets holding at most a few
+// thousand ids (rulesMax each) and the kinds a handful.
+const ruleCodes = new Codes()
+const kindCodes = new Codes()
+
+/** The window of a rule (by its code) in `ws`, added when missing. */
+function windowOf (ws: Array<ReplayWindow | undefined>, rule: number): ReplayWindow {
+  let w = ws[rule]
+  if (w === undefined) {
+    // filled up to `rule` first: the array stays without holes
+    while (ws.length < rule) ws.push(undefined)
+    ws[rule] = w = new ReplayWindow()
+  }
+  return w
+}
+
+/**
+ * A card's last four digits as a number (their count too, so 0123 is not 123), to tell cards apart without
+ * reading the strings kept; -1 for any other text, told apart by the text itself.
+ */
+function cardKey (last4: string): number {
+  if (last4.length === 0 || last4.length > 9) return -1
+  let n = last4.length
+  for (let i = 0; i < last4.length; i++) {
+    const d = last4.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return -1
+    n = n * 10 + d
+  }
+  return n
+}
+
+/** One card's limit windows (per rule) and card-control daily totals (per control kind). */
+export class CardState {
+  /** by rule code */
+  private readonly windows: Array<ReplayWindow | undefined> = []
+  /** the first control kind's daily total and its kind code, kept in the card's own object (most cards have one) */
+  private firstDay: DayTotal | null = null
+  private firstDayCode = -1
+  /** the others, by kind code */
+  private readonly days: Array<DayTotal | undefined> = []
+
+  constructor (readonly last4: string, readonly key: number) {}
+
+  window (ruleId: string): ReplayWindow {
+    return windowOf(this.windows, ruleCodes.of(ruleId))
+  }
+
+  dayTotal (kind: string): DayTotal {
+    const code = kindCodes.of(kind)
+    if (code === this.firstDayCode) return this.firstDay as DayTotal
+    let d = this.days[code]
+    if (d === undefined) {
+      d = new DayTotal(this.last4, detached(kind))
+      if (this.firstDay === null) {
+        this.firstDay = d
+        this.firstDayCode = code
+        return d
+      }
+      while (this.days.length < code) this.days.push(undefined)
+      this.days[code] = d
+    }
+    return d
+  }
+}
 
 /**
  * One customer's windows (per card or its own, and rule) and card-control daily totals (per card and control
- * kind) in one rule set's replay. A replay looks the customer up once per decision; a customer has a few
- * cards and rules, so their state is found by comparing strings along a short list, rather than by maps
- * that would hash each decision's new strings again.
+ * kind) in one rule set's replay. A replay looks the customer up once per decision, and the card once; a
+ * customer has a few cards, found along a short list by a number (cardKey) rather than by maps that would
+ * hash each decision's new strings again.
  */
 export class CustomerState {
-  private readonly windows: ScopedWindow[] = []
-  private readonly days: DayTotal[] = []
+  /** by rule code */
+  private readonly own: Array<ReplayWindow | undefined> = []
+  /** the first card, kept in the customer's own object (most have one): one object fewer to read */
+  private first: CardState | null = null
+  private readonly more: CardState[] = []
+
+  card (last4: string): CardState {
+    // a line written by another tool may hold anything there: told apart as text, as before
+    const key = typeof last4 === 'string' ? cardKey(last4) : -1
+    const first = this.first
+    if (first !== null && (key >= 0 ? first.key === key : first.key < 0 && first.last4 === last4)) return first
+    const cs = this.more
+    for (let i = 0; i < cs.length; i++) {
+      const c = cs[i] as CardState
+      if (key >= 0 ? c.key === key : c.key < 0 && c.last4 === last4) return c
+    }
+    const c = new CardState(detached(last4), key)
+    if (first === null) this.first = c
+    else cs.push(c)
+    return c
+  }
+
+  /** A window of the customer's own (not of a card). */
+  ownWindow (ruleId: string): ReplayWindow {
+    return windowOf(this.own, ruleCodes.of(ruleId))
+  }
 
   /** `last4` null for a window of the customer's own */
   window (last4: string | null, ruleId: string): ReplayWindow {
-    // '' cannot be a card's last four digits, so it stands for the customer's own scope.
-    const scope = last4 ?? ''
-    const ws = this.windows
-    for (let i = 0; i < ws.length; i++) {
-      const w = ws[i] as ScopedWindow
-      if (w.ruleId === ruleId && w.scope === scope) return w.window
-    }
-    const window = new ReplayWindow()
-    ws.push({ scope: detached(scope), ruleId: detached(ruleId), window })
-    return window
+    return last4 === null ? this.ownWindow(ruleId) : this.card(last4).window(ruleId)
   }
 
   dayTotal (last4: string, kind: string): DayTotal {
-    const ds = this.days
-    for (let i = 0; i < ds.length; i++) {
-      const d = ds[i] as DayTotal
-      if (d.kind === kind && d.last4 === last4) return d
-    }
-    const d = new DayTotal(detached(last4), detached(kind))
-    ds.push(d)
-    return d
+    return this.card(last4).dayTotal(kind)
   }
 }
 

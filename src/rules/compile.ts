@@ -107,14 +107,14 @@ export function compileRuleSet (checked: readonly CheckedRule[], opts: CompileOp
     test: r.when === null ? always : compileCondition(r.when),
     limit: r.limit
   }))
-  const hasCalendar = rules.some(r => r.limit?.window.kind === 'calendar')
 
   function evaluate (facts: Facts, nowMs: number): Evaluation {
     let decline: RuleHit | null = null
     const shadowHits: RuleHit[] = []
     const limits: LimitCheck[] = []
-    // Period starts cost an Intl call each; work them out at most once per evaluation.
-    const starts: Partial<Record<CalendarPeriod, number>> | null = hasCalendar ? {} : null
+    // Period starts cost several zoned-time look-ups each; work them out at most once per evaluation (the
+    // cache is made when a calendar limit matches, not for every evaluation).
+    let starts: Partial<Record<CalendarPeriod, number>> | null = null
     for (const r of rules) {
       if (!r.test(facts)) continue
       const limit = r.limit
@@ -133,7 +133,7 @@ export function compileRuleSet (checked: readonly CheckedRule[], opts: CompileOp
         windowStartMs = nowMs - w.lengthMs
         retainMs = w.lengthMs
       } else {
-        const cache = starts as Partial<Record<CalendarPeriod, number>>
+        const cache = starts ??= {}
         windowStartMs = cache[w.period] ?? (cache[w.period] = calendarStartMs(w.period, nowMs, timezone))
         retainMs = CALENDAR_RETAIN_MS[w.period]
       }

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { CompiledRuleSet } from './types.js'
 import { compileRuleSet } from './compile.js'
 import { ruleError, type RuleError } from './errors.js'
-import { validateRuleSet, type RuleFile } from './validate.js'
+import { validateRuleSet, type CheckedRule, type RuleFile } from './validate.js'
 import { ruleSetVersion } from './version.js'
 
 /** Largest rule file read; a bigger one is refused rather than parsed. */
@@ -29,6 +29,17 @@ export function compileRuleFiles (files: readonly RuleFile[], opts: LoadOptions)
   if (!checked.ok) return checked
   const set = compileRuleSet(checked.rules, { version: ruleSetVersion(files), timezone: opts.timezone })
   return { ok: true, set, files: files.map(f => f.name), warnings: checked.warnings }
+}
+
+/**
+ * A directory's rules validated but not compiled, with the set's version: plain data, for a thread that
+ * compiles them itself (compileRuleSet) without loading the validator (a backtest's worker threads).
+ */
+export async function loadCheckedRules (dir: string): Promise<{ ok: true, rules: CheckedRule[], version: string } | { ok: false, errors: RuleError[] }> {
+  const { files, errors } = await readRuleFiles(dir)
+  if (errors.length > 0) return { ok: false, errors }
+  const checked = validateRuleSet(files)
+  return checked.ok ? { ok: true, rules: checked.rules, version: ruleSetVersion(files) } : { ok: false, errors: checked.errors }
 }
 
 /**

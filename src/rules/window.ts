@@ -1,5 +1,5 @@
 // Limit windows: rolling (`Nm`, `Nh`, `Nd`) or calendar (`day`, `week`, `month` in TIMEZONE).
-import { zonedParts, zonedTimeToEpoch } from '../time.js'
+import { zonedParts, zonedTimeToEpoch, type ZonedParts } from '../time.js'
 
 const MINUTE_MS = 60_000
 const HOUR_MS = 60 * MINUTE_MS
@@ -41,11 +41,36 @@ export function parseWindow (text: string): Window | { error: string } {
 }
 
 /**
+ * The last period start worked out per period: every decision of a day asks for the same midnight, and finding
+ * it costs several zoned-time look-ups. Keyed by the zone and the local date asked from, which fix the answer.
+ */
+interface StartSlot { zone: string, date: number, startMs: number }
+const startSlots: Record<CalendarPeriod, StartSlot> = {
+  day: { zone: '', date: Number.NaN, startMs: 0 },
+  week: { zone: '', date: Number.NaN, startMs: 0 },
+  month: { zone: '', date: Number.NaN, startMs: 0 }
+}
+
+/**
  * Start (epoch ms) of the calendar period containing nowMs, in the zone. Weeks start on Monday (ISO).
  * Where a DST change skips local midnight the start is the first instant of the local day that exists.
  */
 export function calendarStartMs (period: CalendarPeriod, nowMs: number, timeZone: string): number {
   const p = zonedParts(nowMs, timeZone)
+  const slot = startSlots[period]
+  const date = (p.year * 100 + p.month) * 100 + p.day
+  if (slot.date !== date || slot.zone !== timeZone) {
+    slot.startMs = periodStartMs(period, p, timeZone)
+    slot.date = date
+    slot.zone = timeZone
+  }
+  const start = slot.startMs
+  // zonedTimeToEpoch may land an hour off on a skipped midnight; never put the start after now.
+  return start > nowMs ? nowMs : start
+}
+
+/** The local midnight the period of the local date `p` starts at, as zonedTimeToEpoch finds it. */
+function periodStartMs (period: CalendarPeriod, p: Readonly<ZonedParts>, timeZone: string): number {
   let year = p.year
   let month = p.month
   let day = p.day
@@ -58,7 +83,5 @@ export function calendarStartMs (period: CalendarPeriod, nowMs: number, timeZone
     month = monday.getUTCMonth() + 1
     day = monday.getUTCDate()
   }
-  const start = zonedTimeToEpoch(timeZone, year, month, day)
-  // zonedTimeToEpoch may land an hour off on a skipped midnight; never put the start after now.
-  return start > nowMs ? nowMs : start
+  return zonedTimeToEpoch(timeZone, year, month, day)
 }
