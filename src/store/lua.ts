@@ -3,6 +3,7 @@
 // are doubles, exact to 2^53, which the callers never exceed (see MAX_BALANCE).
 //
 // Numbers go back to strings with string.format('%d'): tostring() would give "1e+15".
+import { DAILY_TAIL, LIMIT_TAIL, RECORD_FORMAT, RECORD_HEAD } from './record-format.js'
 
 const COMMON = `
 local function fmt (n) return string.format('%d', n) end
@@ -102,6 +103,52 @@ end
 local function storeNowMs ()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`
+
+const RECORDS = `
+-- Decision records (the format is src/store/record-format.ts): format 1, a JSON object, read and written back
+-- as such; format 2, '<head>\\n<rest>', the head a JSON array of HEAD's fields after the format number, the rest
+-- the request's side, written by the caller and kept as it is. Decoded, both are one table of named fields;
+-- of format 2 the urn, reference and last4 come from the caller (the key names the first two), a limit
+-- entry's member and a daily total's amount from what is held, an entry's key from its tail and the record
+-- key's tag, and the table keeps its rest (field 'rest') so that writing it back keeps the format.
+local HEAD = {${RECORD_HEAD.map((f) => `'${f}'`).join(', ')}}
+local function recordTag (key) return string.match(key, '^(.*}):d:') end
+local function decodeRecord (raw, key, urn, reference, last4)
+  if string.sub(raw, 1, 1) == '{' then return cjson.decode(raw) end
+  local nl = string.find(raw, '\\n', 1, true)
+  local h = cjson.decode(string.sub(raw, 1, nl - 1))
+  if h[1] ~= ${RECORD_FORMAT} then error('EXTAUTH_ASSERT unknown decision record format ' .. tostring(h[1])) end
+  local rec = { rest = string.sub(raw, nl + 1), urn = urn, reference = reference, last4 = last4 }
+  for i, f in ipairs(HEAD) do
+    local v = h[i + 1]
+    if v ~= cjson.null then rec[f] = v end
+  end
+  local tag = recordTag(key)
+  local entries, controls = {}, {}
+  for i, t in ipairs(rec.limitEntries) do entries[i] = {tag .. '${LIMIT_TAIL}' .. t, rec.held .. '|' .. reference} end
+  for i, t in ipairs(rec.controlEntries) do controls[i] = {tag .. '${DAILY_TAIL}' .. t, rec.held} end
+  rec.limitEntries, rec.controlEntries = entries, controls
+  return rec
+end
+local function encodeRecord (rec, key)
+  if not rec.rest then return cjson.encode(rec) end
+  local cut = #recordTag(key)
+  local h = {${RECORD_FORMAT}}
+  for i, f in ipairs(HEAD) do
+    local v = rec[f]
+    if v == nil then v = cjson.null end
+    h[i + 1] = v
+  end
+  local function tails (list, skip)
+    local out = {}
+    for i, e in ipairs(list or {}) do out[i] = string.sub(e[1], cut + skip + 1) end
+    return out
+  end
+  h[${RECORD_HEAD.indexOf('limitEntries') + 2}] = tails(rec.limitEntries, ${LIMIT_TAIL.length})
+  h[${RECORD_HEAD.indexOf('controlEntries') + 2}] = tails(rec.controlEntries, ${DAILY_TAIL.length})
+  return cjson.encode(h) .. '\\n' .. rec.rest
 end
 `
 
@@ -386,37 +433,38 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  *
  * KEYS[1] customer hash (status, customerId, available)
  * KEYS[2] cards hash (last4 -> status)
- * KEYS[3] decision record of (urn, reference), a JSON string
+ * KEYS[3] decision record of (urn, reference) (format: src/store/record-format.ts)
  * KEYS[4] the bucket's decision stream
  * KEYS[5..4+n] one limit window (sorted set) per limit in ARGV, same order
  * ARGV[1] reference            ARGV[2] urn                 ARGV[3] last4
  * ARGV[4] debit amount         ARGV[5] fingerprint         ARGV[6] attempt id
- * ARGV[7] now ms (app clock; the score of window entries)
+ * ARGV[7] arrival epoch ms (app clock; the score of window entries)
  * ARGV[8] deadline epoch ms: past it on the store's clock nothing is committed
- * ARGV[9] arrival epoch ms     ARGV[10] decision TTL s (covers the limits' windows)     ARGV[11] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
- * ARGV[12] stateless decline code or ''                    ARGV[13] its rule id or ''
- * ARGV[14] meta JSON, stored as is                         ARGV[15] n, the number of limits
- * ARGV[16+7(i-1) ..] per limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId
- * Card controls (docs/api/card-controls.md), after the limits; with m = 0 nothing is checked or counted:
+ * ARGV[9] decision TTL s (covers the limits' windows)     ARGV[10] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
+ * ARGV[11] stateless decline '<code>|<rule id>' or ''
+ * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is
+ * ARGV[13] meta JSON, the decision.created event's extra data as it is
+ * ARGV[14] n, the number of limits     ARGV[15] ms a card control's daily total is kept
+ * ARGV[16 .. 15+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
+ * Card controls (docs/api/card-controls.md), after the limits; with none nothing is checked or counted:
  * KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
- * ARGV[cb] m, the number of controls that apply (cb = 16 + 7n)   ARGV[cb+1] ms a daily total is kept
- * ARGV[cb+2+4(j-1) ..] per control j: kind, default enabled '1'|'0', default perTransactionMax or '', default dailyMax or ''
+ * ARGV[16+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
  * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
-export const AUTHORIZE_LUA = COMMON + LIMITS + `
+export const AUTHORIZE_LUA = COMMON + RECORDS + LIMITS + `
 local existing = redis.call('GET', KEYS[3])
 if existing then
-  local rec = cjson.decode(existing)
+  local rec = decodeRecord(existing, KEYS[3], ARGV[2], ARGV[1], ARGV[3])
   if rec.fingerprint ~= ARGV[5] then
     return {'05', 'conflict', '', '0', '', {}}
   end
   -- The platform acts on the answer to its latest attempt: a later attempt answering with the stored
   -- decision owns it (an earlier attempt's deadline compensation must not undo what it answers, and its own
   -- compensation must). An earlier attempt arriving here late takes nothing over.
-  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true and tonumber(ARGV[9]) >= tonumber(rec.attemptArrivedAtMs or rec.arrivedAtMs) then
+  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true and tonumber(ARGV[7]) >= tonumber(rec.attemptArrivedAtMs or rec.arrivedAtMs) then
     rec.attempt = ARGV[6]
-    rec.attemptArrivedAtMs = tonumber(ARGV[9])
-    redis.call('SET', KEYS[3], cjson.encode(rec), 'KEEPTTL')
+    rec.attemptArrivedAtMs = tonumber(ARGV[7])
+    redis.call('SET', KEYS[3], encodeRecord(rec, KEYS[3]), 'KEEPTTL')
   end
   local rid = rec.ruleId
   if type(rid) ~= 'string' then rid = '' end
@@ -425,22 +473,37 @@ end
 
 local debit = amount(ARGV[4], true)
 local nowMs = tonumber(ARGV[7])
-local n = tonumber(ARGV[15])
+local n = tonumber(ARGV[14])
 local code, reason, ruleId = '00', 'approved', ''
 local available = nil
+-- limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId (split when a limit is checked)
+local limits = {}
+local function limitAt (i)
+  local l = limits[i]
+  if not l then
+    l = { string.match(ARGV[15 + i], '^(%a+)|(%a+)|(%d+)|(%d+)|(%d+)|(%d+)|(.+)$') }
+    if not l[7] then error('EXTAUTH_ASSERT limit ' .. i .. ' is not packed as mode|measure|start|retain|max|code|rule') end
+    limits[i] = l
+  end
+  return l
+end
 
 -- Card controls. The card's own settings are read here, in the atomic step: a change made between the
 -- request's arrival and this commit is the one applied. Every off control first, then the limits.
-local cb = 16 + n * 7
+local cb = 15 + n
 local ck = 5 + n
-local m = tonumber(ARGV[cb] or '0') or 0
+local m = #ARGV - cb
 local controlHit = nil
 -- what the decision saw, for the journal (docs/api/admin.md, Finding a decision); amounts as strings
 local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null, controlsSeen = cjson.null }
 local function checkControls ()
   local fields = {}
+  local defaults = {}
   for j = 1, m do
-    local kind = ARGV[cb + 2 + (j - 1) * 4]
+    local d = { string.match(ARGV[cb + j], '^([^|]+)|([01])|(%d*)|(%d*)$') }
+    if not d[4] then error('EXTAUTH_ASSERT control ' .. j .. ' is not packed as kind|enabled|per|daily') end
+    defaults[j] = d
+    local kind = d[1]
     table.insert(fields, kind .. '|enabled')
     table.insert(fields, kind .. '|perTransactionMax')
     table.insert(fields, kind .. '|dailyMax')
@@ -448,16 +511,17 @@ local function checkControls ()
   local own = redis.call('HMGET', KEYS[ck], unpack(fields))
   local ctl = {}
   for j = 1, m do
-    local b = cb + 2 + (j - 1) * 4
-    local function pick (i, default)
+    local d = defaults[j]
+    local function pick (i)
       local v = own[(j - 1) * 3 + i]
       if v then return v end
-      return default
+      return d[i + 1]
     end
-    ctl[j] = { kind = ARGV[b], enabled = pick(1, ARGV[b + 1]), per = pick(2, ARGV[b + 2]), daily = pick(3, ARGV[b + 3]) }
+    ctl[j] = { kind = d[1], enabled = pick(1), per = pick(2), daily = pick(3) }
   end
+  -- per kind: enabled, perTransactionMax, dailyMax (the record's form)
   seen.controlsSeen = {}
-  for j = 1, m do seen.controlsSeen[ctl[j].kind] = { e = ctl[j].enabled, p = ctl[j].per, d = ctl[j].daily } end
+  for j = 1, m do seen.controlsSeen[ctl[j].kind] = { ctl[j].enabled, ctl[j].per, ctl[j].daily } end
   for j = 1, m do
     if ctl[j].enabled ~= '1' then
       controlHit = { control = ctl[j].kind, check = 'enabled', debit = ARGV[4] }
@@ -498,7 +562,10 @@ else
     elseif (not card) and redis.call('HLEN', KEYS[2]) > 0 then code, reason = '14', 'card_unknown'
     else
       if m > 0 then code, reason = checkControls() end
-      if code == '00' and ARGV[12] ~= '' then code, reason, ruleId = ARGV[12], 'rule', ARGV[13] end
+      if code == '00' and ARGV[11] ~= '' then
+        local dcode, drule = string.match(ARGV[11], '^(%d+)|(.+)$')
+        code, reason, ruleId = dcode, 'rule', drule
+      end
     end
   end
 end
@@ -506,27 +573,27 @@ end
 local shadowHits = {}
 if code == '00' then
   for i = 1, n do
-    local b = 15 + (i - 1) * 7
+    local mode, measure, startMs, retainMs, max, lcode, lrule = unpack(limitAt(i))
     local key = KEYS[4 + i]
     local used
-    local complete = totalsReady(key, tonumber(ARGV[b + 4]))
-    if ARGV[b + 2] == 'count' then
-      used = redis.call('ZCOUNT', key, ARGV[b + 3], '+inf') + 1
+    local complete = totalsReady(key, tonumber(retainMs))
+    if measure == 'count' then
+      used = redis.call('ZCOUNT', key, startMs, '+inf') + 1
     elseif complete then
-      used = debit + windowAmount(key, tonumber(ARGV[b + 3]))
+      used = debit + windowAmount(key, tonumber(startMs))
     else
       -- totals still being summed from a window stored before them: entry by entry, as before them
       used = debit
-      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, ARGV[b + 3], '+inf')) do used = used + memberAmount(e) end
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, startMs, '+inf')) do used = used + memberAmount(e) end
     end
-    if used > tonumber(ARGV[b + 5]) then
-      if ARGV[b + 1] == 'shadow' then
-        table.insert(shadowHits, ARGV[b + 7])
+    if used > tonumber(max) then
+      if mode == 'shadow' then
+        table.insert(shadowHits, lrule)
       elseif code == '00' then
-        code, reason, ruleId = ARGV[b + 6], 'limit', ARGV[b + 7]
+        code, reason, ruleId = lcode, 'limit', lrule
         local before = used - debit
-        if ARGV[b + 2] == 'count' then before = used - 1 end
-        seen.limitSeen = { ruleId = ARGV[b + 7], usedBefore = fmt(before), max = ARGV[b + 5] }
+        if measure == 'count' then before = used - 1 end
+        seen.limitSeen = { ruleId = lrule, usedBefore = fmt(before), max = max }
       end
     end
   end
@@ -554,9 +621,8 @@ if code == '00' then
   held = debit
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do
-    local b = 15 + (i - 1) * 7
     local key = KEYS[4 + i]
-    local retain = tonumber(ARGV[b + 4])
+    local retain = tonumber(limitAt(i)[4])
     windowAdd(key, nowMs, member)
     windowTrim(key, nowMs - retain)
     windowExpire(key, retain)
@@ -569,14 +635,14 @@ if code == '00' and debit > 0 then
   for j = 1, m do
     local key = KEYS[ck + j]
     -- the amount as sent, digits: how a Lua number is turned into an argument differs between Redis versions
-    if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[cb + 1]) end
+    if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[15]) end
     table.insert(controlEntries, {key, ARGV[4]})
   end
 end
 
 local rid = cjson.null
 if ruleId ~= '' then rid = ruleId end
-local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], tonumber(ARGV[9]), deadline, storeNow)
+local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], nowMs, deadline, storeNow)
 rec.code = code
 rec.reason = reason
 rec.ruleId = rid
@@ -586,15 +652,15 @@ rec.shadowLimitHits = shadowHits
 rec.limitEntries = entries
 rec.answeredOnDeadline = onDeadline
 rec.decidedCode = decidedCode
-rec.meta = ARGV[14]
+rec.rest = ARGV[12]
 rec.controlEntries = controlEntries
 rec.control = controlHit or cjson.null
 for k, v in pairs(seen) do rec[k] = v end
-redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', ARGV[10])
-journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[10])
+redis.call('SET', KEYS[3], encodeRecord(rec, KEYS[3]), 'EX', ARGV[9])
+journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[9])
 local avail = ''
 if available then avail = fmt(available) end
-emit(KEYS[4], ARGV[11], 'decision.created', ARGV[2], createdEvent(rec, available and avail or cjson.null), ARGV[14])
+emit(KEYS[4], ARGV[10], 'decision.created', ARGV[2], createdEvent(rec, available and avail or cjson.null), ARGV[13])
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
@@ -610,21 +676,23 @@ return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
  * ARGV[1] reference  ARGV[2] urn  ARGV[3] attempt id  ARGV[4] fingerprint  ARGV[5] last4
  * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[10] '0': release only, no tombstone when there is no decision (the attempt never reached the store)
+ * ARGV[11] the tombstone's rest (the request's side, packed by recordRest, without meta)
  * Returns 'tombstoned' | 'released' | 'untouched'
  */
-export const ABANDON_LUA = COMMON + LIMITS + `
+export const ABANDON_LUA = COMMON + RECORDS + LIMITS + `
 local storeNow = storeNowMs()
 local existing = redis.call('GET', KEYS[2])
 if not existing then
   if ARGV[10] == '0' then return 'untouched' end
   local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7]), storeNow)
-  redis.call('SET', KEYS[2], cjson.encode(rec), 'EX', ARGV[8])
+  rec.rest = ARGV[11]
+  redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'EX', ARGV[8])
   journal(KEYS[3], string.match(KEYS[2], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[8])
   -- the guard answered 05 before anything was decided: that answer is the decision
   emit(KEYS[3], ARGV[9], 'decision.created', ARGV[2], createdEvent(rec, cjson.null))
   return 'tombstoned'
 end
-local rec = cjson.decode(existing)
+local rec = decodeRecord(existing, KEYS[2], ARGV[2], ARGV[1], ARGV[5])
 if rec.answeredOnDeadline == true then return 'untouched' end
 if rec.attempt ~= ARGV[3] then
   -- a later attempt at the same transaction was answered 05: the platform acts on that, so it owns the
@@ -647,7 +715,7 @@ rec.answeredOnDeadline = true
 rec.released = fmt(tonumber(rec.released) + held)
 rec.held = '0'
 rec.limitEntries = {}
-redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
+redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'KEEPTTL')
 emit(KEYS[3], ARGV[9], 'decision.released', ARGV[2], {
   reference = ARGV[1], last4 = rec.last4, decidedCode = rec.decidedCode, released = fmt(held),
   available = fmt(tonumber(redis.call('HGET', KEYS[1], 'available') or '0'))
@@ -663,13 +731,14 @@ return 'released'
  * then the daily totals of its card controls (a release gives its amount back to them)
  * ARGV[1] amount to release, '' for all that is held   ARGV[2] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[3] audit context JSON or '' (see AUDIT)   ARGV[4] how long audit records are kept, s
+ * ARGV[5] urn  ARGV[6] reference  ARGV[7] last4 (of the record: a compact one leaves them out)
  * Returns {'OK', replayed '0'|'1', released, available} or {rejection code}
  */
-export const REVERSE_LUA = COMMON + LIMITS + AUDIT + `
+export const REVERSE_LUA = COMMON + RECORDS + LIMITS + AUDIT + `
 local auditing = auditOf(ARGV[3], ARGV[4])
 local existing = redis.call('GET', KEYS[2])
 if not existing then return {'DECISION_NOT_FOUND'} end
-local rec = cjson.decode(existing)
+local rec = decodeRecord(existing, KEYS[2], ARGV[5], ARGV[6], ARGV[7])
 if type(rec.reversal) == 'table' then
   if rec.reversal.requested == ARGV[1] then
     return {'OK', '1', rec.reversal.amount, redis.call('HGET', KEYS[1], 'available') or '0'}
@@ -698,7 +767,7 @@ rec.controlEntries = keptControls
 rec.held = fmt(left)
 rec.released = fmt(tonumber(rec.released) + amt)
 rec.reversal = { amount = fmt(amt), requested = ARGV[1], atMs = storeNowMs() }
-redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
+redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'KEEPTTL')
 emit(KEYS[3], ARGV[2], 'decision.reversed', rec.urn, {
   reference = rec.reference, last4 = rec.last4, released = fmt(amt), held = fmt(left), available = fmt(available)
 })

@@ -1,0 +1,236 @@
+// The stored form of a decision record in Redis, one definition for the scripts that write it (lua.ts builds
+// its field list from RECORD_HEAD) and the readers (the store, the journal, the bench).
+//
+// Two formats are read; the second is written:
+// 1. a JSON object with named fields (every field of DecisionRecord, meta as a JSON string), written before
+//    the compact form. Kept for its whole life: the scripts rewrite such a record in the same format.
+// 2. `<head>\n<rest>`. The head is a JSON array, `[2, ...]` then the fields of RECORD_HEAD in order: what the
+//    store decided and what a script reads or changes afterwards (a release, a reversal, a replay). The rest is
+//    a JSON array written by Node with the request's side, `[last4, deadline - arrival ms, packed meta]`, which
+//    the scripts keep as it is. Left out because they are known from elsewhere: urn and reference (the key),
+//    a limit entry's member (`<held>|<reference>`, see limitMember) and a daily total's amount (held): every
+//    script that changes what is held moves the entries with it. The keys of both kinds of entries are kept
+//    without the key's bucket tag (`<tag>:l:` / `<tag>:cd:`), which is the record key's own.
+// JSON text never holds a raw newline, so the first one splits the two parts.
+import type { ControlHit } from '../domain/controls.js'
+import type { RuleHit } from '../domain/rule-hits.js'
+import { decisionKeyParts } from './keys.js'
+import { controlHitOf, normalizeRecord } from './record.js'
+import type { DecisionMeta, DecisionRecord } from './types.js'
+
+/** The head's fields after its leading format number, in order (Lua indexes them from 2). */
+export const RECORD_HEAD = [
+  'code', 'reason', 'ruleId', 'debit', 'held', 'released', 'answeredOnDeadline', 'decidedCode', 'attempt', 'attemptArrivedAtMs',
+  'fingerprint', 'arrivedAtMs', 'decidedAtMs', 'limitEntries', 'controlEntries', 'reversal', 'shadowLimitHits', 'control',
+  'customerStatus', 'cardStatus', 'availableSeen', 'limitSeen', 'controlsSeen'
+] as const
+
+/** The format number a compact record's head starts with. */
+export const RECORD_FORMAT = 2
+
+/** A limit entry's key, without the record key's tag, starts so: */
+export const LIMIT_TAIL = ':l:'
+/** A card control's daily total key, without the record key's tag, starts so: */
+export const DAILY_TAIL = ':cd:'
+
+/**
+ * The request's fields the journal keeps, by position in a packed meta (append only: a record written with
+ * a shorter list reads the same). A field not in it is kept by name after them.
+ */
+const REQUEST_FIELDS = [
+  'customerId', 'urn', 'merchantName', 'terminalId', 'mcc', 'systemTraceAuditNumber', 'cardNetwork', 'channel', 'merchantId',
+  'transactionAmount', 'fee', 'transactionReferenceNumber', 'currencyCode', 'last4Digits', 'originalRrn', 'orignialRrn',
+  'billingCurrency', 'billingAmount', 'entityId'
+] as const
+const REQUEST_INDEX = new Map<string, number>(REQUEST_FIELDS.map((f, i) => [f, i]))
+/** request fields equal to the record's own value are written as 0 (the values are strings) */
+const SAME_AS_RECORD: Record<string, 'urn' | 'reference' | 'last4'> = { urn: 'urn', transactionReferenceNumber: 'reference', last4Digits: 'last4' }
+/** meta fields equal to the request's field of the same name are written as 0 */
+const FROM_REQUEST = ['transactionAmount', 'currencyCode', 'channel'] as const
+const HIT_KEYS = ['ruleId', 'code', 'mode', 'values'] as const
+const LIMIT_KEYS = ['ruleId', 'mode', 'values'] as const
+const META_KNOWN = new Set(['rulesVersion', 'shadowHits', 'transactionAmount', 'currencyCode', 'channel', 'request', 'decline', 'limits'])
+
+interface Own { urn: string, reference: string, last4: string }
+
+/** An object with exactly these keys in this order as an array of their values; anything else as it is. */
+function packExact (o: unknown, keys: readonly string[]): unknown {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return o
+  const ks = Object.keys(o)
+  if (ks.length !== keys.length || ks.some((k, i) => k !== keys[i])) return o
+  return keys.map((k) => (o as Record<string, unknown>)[k])
+}
+
+function unpackExact (v: unknown, keys: readonly string[]): unknown {
+  if (!Array.isArray(v)) return v
+  return Object.fromEntries(keys.map((k, i) => [k, v[i]]))
+}
+
+function trimNulls (a: unknown[]): unknown[] {
+  let n = a.length
+  while (n > 0 && (a[n - 1] === null || a[n - 1] === undefined)) n--
+  return a.length === n ? a : a.slice(0, n)
+}
+
+function packRequest (req: Record<string, string>, own: Own): unknown[] {
+  const out: unknown[] = []
+  let extra: Record<string, string> | null = null
+  for (const [k, v] of Object.entries(req)) {
+    const i = REQUEST_INDEX.get(k)
+    // a field out of the list's order is kept by name, so the object reads back in the order it had
+    if (i === undefined || extra !== null || out.length > i) {
+      extra ??= {}
+      extra[k] = v
+      continue
+    }
+    const same = SAME_AS_RECORD[k]
+    out[i] = same !== undefined && own[same] === v ? 0 : v
+  }
+  for (let i = 0; i < out.length; i++) if (out[i] === undefined) out[i] = null
+  if (extra !== null) out.push(extra)
+  return out
+}
+
+function unpackRequest (packed: unknown[], own: Own): Record<string, string> {
+  const req: Record<string, string> = {}
+  packed.forEach((v, i) => {
+    if (v === null) return
+    if (typeof v === 'object') {
+      Object.assign(req, v)
+      return
+    }
+    const k = REQUEST_FIELDS[i] as string
+    const same = SAME_AS_RECORD[k]
+    req[k] = v === 0 && same !== undefined ? own[same] : v as string
+  })
+  return req
+}
+
+/**
+ * Meta as a positional array: [rulesVersion, shadowHits, transactionAmount, currencyCode, channel, request,
+ * decline, limits, the other fields by name]; null for a field left out. Lossless: reads back as the same
+ * object, keys in the order the pipeline writes them.
+ */
+export function packMeta (meta: DecisionMeta, own: Own): unknown[] {
+  const m = meta as unknown as Record<string, unknown>
+  const req = m.request as Record<string, string> | undefined
+  let rest: Record<string, unknown> | null = null
+  for (const k of Object.keys(m)) {
+    if (META_KNOWN.has(k) || m[k] === undefined) continue
+    rest ??= {}
+    rest[k] = m[k]
+  }
+  const out: unknown[] = [
+    m.rulesVersion ?? null,
+    Array.isArray(m.shadowHits) ? m.shadowHits.map((h) => packExact(h, HIT_KEYS)) : (m.shadowHits ?? null),
+    ...FROM_REQUEST.map((f) => m[f] === undefined ? null : req !== undefined && req[f] === m[f] ? 0 : m[f]),
+    req === undefined ? null : packRequest(req, own),
+    m.decline === undefined ? null : packExact(m.decline, HIT_KEYS),
+    Array.isArray(m.limits) ? m.limits.map((l) => packExact(l, LIMIT_KEYS)) : (m.limits ?? null),
+    rest
+  ]
+  return trimNulls(out)
+}
+
+export function unpackMeta (p: unknown[], own: Own): DecisionMeta {
+  const m: Record<string, unknown> = {}
+  const req = Array.isArray(p[5]) ? unpackRequest(p[5], own) : undefined
+  if (p[0] != null) m.rulesVersion = p[0]
+  if (p[1] != null) m.shadowHits = Array.isArray(p[1]) ? p[1].map((h) => unpackExact(h, HIT_KEYS)) : p[1]
+  FROM_REQUEST.forEach((f, i) => {
+    const v = p[2 + i]
+    if (v != null) m[f] = v === 0 && req !== undefined ? req[f] : v
+  })
+  if (req !== undefined) m.request = req
+  if (p[6] != null) m.decline = unpackExact(p[6], HIT_KEYS) as RuleHit
+  if (p[7] != null) m.limits = Array.isArray(p[7]) ? p[7].map((l) => unpackExact(l, LIMIT_KEYS)) : p[7]
+  if (p[8] != null) Object.assign(m, p[8])
+  return m as unknown as DecisionMeta
+}
+
+/**
+ * The request's side of a compact record (its rest), sent by Node with the authorize and abandon calls and
+ * kept by the scripts as it is: `[last4, deadline - arrival ms, packed meta or null]`.
+ */
+export function recordRest (own: Own, arrivedAtMs: number, deadlineAtMs: number, meta: DecisionMeta | null): string {
+  return JSON.stringify(meta === null
+    ? [own.last4, deadlineAtMs - arrivedAtMs]
+    : [own.last4, deadlineAtMs - arrivedAtMs, packMeta(meta, own)])
+}
+
+const list = <T>(v: unknown): T[] => (Array.isArray(v) ? v as T[] : [])
+const orNull = <T>(v: unknown): T | null => (v === undefined ? null : v as T)
+
+/** A stored record, in either format, in its normal form; `key` is the record's key (urn, reference, tag). */
+export function decodeRecord (key: string, raw: string): DecisionRecord {
+  if (raw.startsWith('{')) return normalizeRecord(JSON.parse(raw) as Record<string, unknown>)
+  const nl = raw.indexOf('\n')
+  const head = JSON.parse(raw.slice(0, nl)) as unknown[]
+  const rest = JSON.parse(raw.slice(nl + 1)) as unknown[]
+  if (head[0] !== RECORD_FORMAT) throw new Error(`decision record ${key}: unknown format ${String(head[0])}`)
+  const h: Record<string, unknown> = {}
+  RECORD_HEAD.forEach((f, i) => { h[f] = head[i + 1] })
+  const { tag, urn, reference } = decisionKeyParts(key)
+  const own: Own = { urn, reference, last4: rest[0] as string }
+  const held = h.held as string
+  const reversal = h.reversal !== null && typeof h.reversal === 'object'
+    ? { amount: String((h.reversal as Record<string, unknown>).amount), atMs: Number((h.reversal as Record<string, unknown>).atMs) }
+    : null
+  const seen = h.controlsSeen !== null && typeof h.controlsSeen === 'object'
+    ? Object.fromEntries(Object.entries(h.controlsSeen as Record<string, string[]>).map(([kind, [e, p, d]]) => [kind, { e, p, d } as { e: string, p: string, d: string }]))
+    : null
+  const rec: DecisionRecord = {
+    urn,
+    reference,
+    last4: own.last4,
+    attempt: h.attempt as string,
+    fingerprint: h.fingerprint as string,
+    arrivedAtMs: h.arrivedAtMs as number,
+    deadlineAtMs: (h.arrivedAtMs as number) + (rest[1] as number),
+    decidedAtMs: h.decidedAtMs as number,
+    code: h.code as DecisionRecord['code'],
+    reason: h.reason as DecisionRecord['reason'],
+    ruleId: typeof h.ruleId === 'string' ? h.ruleId : null,
+    debit: h.debit as string,
+    held,
+    released: h.released as string,
+    shadowLimitHits: list<string>(h.shadowLimitHits),
+    limitEntries: list<string>(h.limitEntries).map((t) => [`${tag}${LIMIT_TAIL}${t}`, `${held}|${reference}`]),
+    answeredOnDeadline: h.answeredOnDeadline === true,
+    decidedCode: typeof h.decidedCode === 'string' ? h.decidedCode as DecisionRecord['decidedCode'] : null,
+    reversal,
+    meta: Array.isArray(rest[2]) ? unpackMeta(rest[2], own) : null,
+    controlEntries: list<string>(h.controlEntries).map((t) => [`${tag}${DAILY_TAIL}${t}`, held]),
+    control: controlHitOf(h.control) as ControlHit | null,
+    customerStatus: orNull(h.customerStatus),
+    cardStatus: orNull(h.cardStatus),
+    availableSeen: orNull(h.availableSeen),
+    limitSeen: h.limitSeen !== null && typeof h.limitSeen === 'object' ? h.limitSeen as DecisionRecord['limitSeen'] : null,
+    controlsSeen: seen
+  }
+  if (typeof h.attemptArrivedAtMs === 'number') rec.attemptArrivedAtMs = h.attemptArrivedAtMs
+  return rec
+}
+
+/**
+ * A record in the compact format, as the scripts write it (the scripts build the head themselves; this is
+ * for tools that store records directly, e.g. the journal bench, and for tests of the format).
+ */
+export function encodeRecord (key: string, rec: DecisionRecord): string {
+  const { tag } = decisionKeyParts(key)
+  const own: Own = { urn: rec.urn, reference: rec.reference, last4: rec.last4 }
+  const tail = (k: string, infix: string): string => {
+    if (!k.startsWith(tag + infix)) throw new Error(`entry key ${k} is not of record ${key}`)
+    return k.slice(tag.length + infix.length)
+  }
+  const h: Record<string, unknown> = {
+    ...rec,
+    ruleId: rec.ruleId,
+    limitEntries: rec.limitEntries.map(([k]) => tail(k, LIMIT_TAIL)),
+    controlEntries: rec.controlEntries.map(([k]) => tail(k, DAILY_TAIL)),
+    attemptArrivedAtMs: rec.attemptArrivedAtMs ?? null,
+    controlsSeen: rec.controlsSeen == null ? null : Object.fromEntries(Object.entries(rec.controlsSeen).map(([kind, s]) => [kind, [s.e, s.p, s.d]]))
+  }
+  const head = [RECORD_FORMAT, ...RECORD_HEAD.map((f) => h[f] ?? null)]
+  return `${JSON.stringify(head)}\n${recordRest(own, rec.arrivedAtMs, rec.deadlineAtMs, rec.meta)}`
+}
