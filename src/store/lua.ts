@@ -3,7 +3,7 @@
 // are doubles, exact to 2^53, which the callers never exceed (see MAX_BALANCE).
 //
 // Numbers go back to strings with string.format('%d'): tostring() would give "1e+15".
-import { DAILY_TAIL, LIMIT_TAIL, RECORD_FORMAT, RECORD_HEAD } from './record-format.js'
+import { DAILY_TAIL, LIMIT_TAIL, RECORD_FORMAT, RECORD_HEAD, RECORD_HEAD_KEPT } from './record-format.js'
 
 const COMMON = `
 local function fmt (n) return string.format('%d', n) end
@@ -109,12 +109,19 @@ end
 const RECORDS = `
 -- Decision records (the format is src/store/record-format.ts): format 1, a JSON object, read and written back
 -- as such; format 2, '<head>\\n<rest>', the head a JSON array of HEAD's fields after the format number, the rest
--- the request's side, written by the caller and kept as it is. Decoded, both are one table of named fields;
--- of format 2 the urn, reference and last4 come from the caller (the key names the first two), a limit
--- entry's member and a daily total's amount from what is held, an entry's key from its tail and the record
--- key's tag, and the table keeps its rest (field 'rest') so that writing it back keeps the format.
+-- the request's side, written by the caller and kept as it is. Decoded, both are one table of named fields
+-- (format 2's table keeps its rest, so that writing it back keeps the format). Of format 2, the caller gives
+-- the urn, reference and last4 (the key names the first two); a limit entry's member and a daily total's amount
+-- follow from what is held; an entry's key is its tail with the record key's tag and the customer's scope.
 local HEAD = {${RECORD_HEAD.map((f) => `'${f}'`).join(', ')}}
-local function recordTag (key) return string.match(key, '^(.*}):d:') end
+local LIMITS_AT, DAILY_AT, DECIDED_AT, ON_DEADLINE_AT = ${['limitEntries', 'controlEntries', 'decidedAtMs', 'answeredOnDeadline'].map((f) => RECORD_HEAD.indexOf(f as typeof RECORD_HEAD[number]) + 2).join(', ')}
+-- a value as one part of a key (part in keys.ts)
+local function keyPart (v) return (string.gsub(string.gsub(v, '%%', '%%25'), ':', '%%3A')) end
+-- the record key's tag, and the scope of the customer's card ('<urn>:<last4>', escaped)
+local function recordScope (key, last4)
+  local tag, urn = string.match(key, '^(.*}):d:([^:]*):')
+  return tag, urn .. ':' .. keyPart(last4)
+end
 local function decodeRecord (raw, key, urn, reference, last4)
   if string.sub(raw, 1, 1) == '{' then return cjson.decode(raw) end
   local nl = string.find(raw, '\\n', 1, true)
@@ -125,29 +132,49 @@ local function decodeRecord (raw, key, urn, reference, last4)
     local v = h[i + 1]
     if v ~= cjson.null then rec[f] = v end
   end
-  local tag = recordTag(key)
+  rec.decidedAtMs = rec.arrivedAtMs + rec.decidedAtMs
+  rec.answeredOnDeadline = rec.answeredOnDeadline == 1
+  local tag, card = recordScope(key, last4)
+  local cust = string.match(card, '^[^:]*')
   local entries, controls = {}, {}
-  for i, t in ipairs(rec.limitEntries) do entries[i] = {tag .. '${LIMIT_TAIL}' .. t, rec.held .. '|' .. reference} end
-  for i, t in ipairs(rec.controlEntries) do controls[i] = {tag .. '${DAILY_TAIL}' .. t, rec.held} end
+  for i, t in ipairs(rec.limitEntries or {}) do
+    local scope = cust
+    if string.sub(t, -5) == ':card' then scope = card end
+    entries[i] = {tag .. '${LIMIT_TAIL}' .. t .. ':' .. scope, rec.held .. '|' .. reference}
+  end
+  for i, t in ipairs(rec.controlEntries or {}) do controls[i] = {tag .. '${DAILY_TAIL}' .. card .. ':' .. t, rec.held} end
   rec.limitEntries, rec.controlEntries = entries, controls
   return rec
 end
 local function encodeRecord (rec, key)
   if not rec.rest then return cjson.encode(rec) end
-  local cut = #recordTag(key)
   local h = {${RECORD_FORMAT}}
   for i, f in ipairs(HEAD) do
     local v = rec[f]
     if v == nil then v = cjson.null end
     h[i + 1] = v
   end
-  local function tails (list, skip)
-    local out = {}
-    for i, e in ipairs(list or {}) do out[i] = string.sub(e[1], cut + skip + 1) end
-    return out
+  h[DECIDED_AT] = rec.decidedAtMs - rec.arrivedAtMs
+  h[ON_DEADLINE_AT] = rec.answeredOnDeadline and 1 or 0
+  local tag, card = recordScope(key, rec.last4)
+  local cust = string.match(card, '^[^:]*')
+  local limits, daily = {}, {}
+  for i, e in ipairs(rec.limitEntries or {}) do
+    -- '<rule>:<per>:<scope>' after the tag: the scope goes
+    local t = string.match(string.sub(e[1], #tag + ${LIMIT_TAIL.length + 1}), '^[^:]*:[^:]*')
+    local scope = cust
+    if string.sub(t, -5) == ':card' then scope = card end
+    if tag .. '${LIMIT_TAIL}' .. t .. ':' .. scope ~= e[1] then error('EXTAUTH_ASSERT limit entry ' .. e[1] .. ' is not of record ' .. key) end
+    limits[i] = t
   end
-  h[${RECORD_HEAD.indexOf('limitEntries') + 2}] = tails(rec.limitEntries, ${LIMIT_TAIL.length})
-  h[${RECORD_HEAD.indexOf('controlEntries') + 2}] = tails(rec.controlEntries, ${DAILY_TAIL.length})
+  for i, e in ipairs(rec.controlEntries or {}) do
+    local head = tag .. '${DAILY_TAIL}' .. card .. ':'
+    if string.sub(e[1], 1, #head) ~= head then error('EXTAUTH_ASSERT daily total ' .. e[1] .. ' is not of record ' .. key) end
+    daily[i] = string.sub(e[1], #head + 1)
+  end
+  h[LIMITS_AT], h[DAILY_AT] = limits, daily
+  -- trailing fields null or empty are left out
+  while #h > ${RECORD_HEAD_KEPT} and (h[#h] == cjson.null or (type(h[#h]) == 'table' and next(h[#h]) == nil)) do h[#h] = nil end
   return cjson.encode(h) .. '\\n' .. rec.rest
 end
 `

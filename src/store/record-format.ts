@@ -7,23 +7,32 @@
 // 2. `<head>\n<rest>`. The head is a JSON array, `[2, ...]` then the fields of RECORD_HEAD in order: what the
 //    store decided and what a script reads or changes afterwards (a release, a reversal, a replay). The rest is
 //    a JSON array written by Node with the request's side, `[last4, deadline - arrival ms, packed meta]`, which
-//    the scripts keep as it is. Left out because they are known from elsewhere: urn and reference (the key),
-//    a limit entry's member (`<held>|<reference>`, see limitMember) and a daily total's amount (held): every
-//    script that changes what is held moves the entries with it. The keys of both kinds of entries are kept
-//    without the key's bucket tag (`<tag>:l:` / `<tag>:cd:`), which is the record key's own.
+//    the scripts keep as it is. decidedAtMs is kept as ms after arrivedAtMs, answeredOnDeadline as 1 or 0. Left out because they are known
+//    from elsewhere: urn and reference (the key), a limit entry's member (`<held>|<reference>`, see
+//    limitMember) and a daily total's amount (held): every script that changes what is held moves the entries
+//    with it. Of an entry's key only what is its own is kept: a limit window's `<rule>:<per>` (the key is
+//    `<tag>:l:<rule>:<per>:<scope>`, the scope the urn, or urn and last4 for `card`), a daily total's
+//    `<kind>:<day>` (of `<tag>:cd:<urn>:<last4>:<kind>:<day>`); the tag and the urn are the record key's.
 // JSON text never holds a raw newline, so the first one splits the two parts.
 import type { ControlHit } from '../domain/controls.js'
 import type { RuleHit } from '../domain/rule-hits.js'
-import { decisionKeyParts } from './keys.js'
+import { decisionKeyParts, part } from './keys.js'
 import { controlHitOf, normalizeRecord } from './record.js'
 import type { DecisionMeta, DecisionRecord } from './types.js'
 
-/** The head's fields after its leading format number, in order (Lua indexes them from 2). */
+/**
+ * The head's fields after its leading format number, in order (Lua indexes them from 2). Those after
+ * controlsSeen are left out at the end of the array while they are null or empty (most decisions have no
+ * rule, reversal, control hit...): a field the array does not reach reads as null, a list as empty.
+ */
 export const RECORD_HEAD = [
-  'code', 'reason', 'ruleId', 'debit', 'held', 'released', 'answeredOnDeadline', 'decidedCode', 'attempt', 'attemptArrivedAtMs',
-  'fingerprint', 'arrivedAtMs', 'decidedAtMs', 'limitEntries', 'controlEntries', 'reversal', 'shadowLimitHits', 'control',
-  'customerStatus', 'cardStatus', 'availableSeen', 'limitSeen', 'controlsSeen'
+  'code', 'reason', 'debit', 'held', 'released', 'answeredOnDeadline', 'attempt', 'fingerprint', 'arrivedAtMs', 'decidedAtMs',
+  'controlsSeen', 'customerStatus', 'cardStatus', 'limitEntries', 'controlEntries', 'shadowLimitHits', 'ruleId', 'decidedCode',
+  'reversal', 'attemptArrivedAtMs', 'control', 'availableSeen', 'limitSeen'
 ] as const
+
+/** The head's length (with the format number) below which it is never cut. */
+export const RECORD_HEAD_KEPT = RECORD_HEAD.indexOf('controlsSeen') + 2
 
 /** The format number a compact record's head starts with. */
 export const RECORD_FORMAT = 2
@@ -158,6 +167,13 @@ export function recordRest (own: Own, arrivedAtMs: number, deadlineAtMs: number,
     : [own.last4, deadlineAtMs - arrivedAtMs, packMeta(meta, own)])
 }
 
+/** The scopes of the customer's keys: `<urn>` and `<urn>:<last4>`, escaped (Keys.limit, Keys.controlDaily). */
+function entryScope (own: Own): { urn: string, card: string } {
+  const urn = part(own.urn)
+  return { urn, card: `${urn}:${part(own.last4)}` }
+}
+
+const emptyOrNull = (v: unknown): boolean => v === null || (Array.isArray(v) && v.length === 0)
 const list = <T>(v: unknown): T[] => (Array.isArray(v) ? v as T[] : [])
 const orNull = <T>(v: unknown): T | null => (v === undefined ? null : v as T)
 
@@ -172,6 +188,7 @@ export function decodeRecord (key: string, raw: string): DecisionRecord {
   RECORD_HEAD.forEach((f, i) => { h[f] = head[i + 1] })
   const { tag, urn, reference } = decisionKeyParts(key)
   const own: Own = { urn, reference, last4: rest[0] as string }
+  const scope = entryScope(own)
   const held = h.held as string
   const reversal = h.reversal !== null && typeof h.reversal === 'object'
     ? { amount: String((h.reversal as Record<string, unknown>).amount), atMs: Number((h.reversal as Record<string, unknown>).atMs) }
@@ -187,7 +204,7 @@ export function decodeRecord (key: string, raw: string): DecisionRecord {
     fingerprint: h.fingerprint as string,
     arrivedAtMs: h.arrivedAtMs as number,
     deadlineAtMs: (h.arrivedAtMs as number) + (rest[1] as number),
-    decidedAtMs: h.decidedAtMs as number,
+    decidedAtMs: (h.arrivedAtMs as number) + (h.decidedAtMs as number),
     code: h.code as DecisionRecord['code'],
     reason: h.reason as DecisionRecord['reason'],
     ruleId: typeof h.ruleId === 'string' ? h.ruleId : null,
@@ -195,12 +212,12 @@ export function decodeRecord (key: string, raw: string): DecisionRecord {
     held,
     released: h.released as string,
     shadowLimitHits: list<string>(h.shadowLimitHits),
-    limitEntries: list<string>(h.limitEntries).map((t) => [`${tag}${LIMIT_TAIL}${t}`, `${held}|${reference}`]),
-    answeredOnDeadline: h.answeredOnDeadline === true,
+    limitEntries: list<string>(h.limitEntries).map((t) => [`${tag}${LIMIT_TAIL}${t}:${t.endsWith(':card') ? scope.card : scope.urn}`, `${held}|${reference}`]),
+    answeredOnDeadline: h.answeredOnDeadline === 1,
     decidedCode: typeof h.decidedCode === 'string' ? h.decidedCode as DecisionRecord['decidedCode'] : null,
     reversal,
     meta: Array.isArray(rest[2]) ? unpackMeta(rest[2], own) : null,
-    controlEntries: list<string>(h.controlEntries).map((t) => [`${tag}${DAILY_TAIL}${t}`, held]),
+    controlEntries: list<string>(h.controlEntries).map((t) => [`${tag}${DAILY_TAIL}${scope.card}:${t}`, held]),
     control: controlHitOf(h.control) as ControlHit | null,
     customerStatus: orNull(h.customerStatus),
     cardStatus: orNull(h.cardStatus),
@@ -219,18 +236,32 @@ export function decodeRecord (key: string, raw: string): DecisionRecord {
 export function encodeRecord (key: string, rec: DecisionRecord): string {
   const { tag } = decisionKeyParts(key)
   const own: Own = { urn: rec.urn, reference: rec.reference, last4: rec.last4 }
-  const tail = (k: string, infix: string): string => {
-    if (!k.startsWith(tag + infix)) throw new Error(`entry key ${k} is not of record ${key}`)
-    return k.slice(tag.length + infix.length)
+  const scope = entryScope(own)
+  const tail = (k: string, infix: string, drop: (t: string) => string): string => {
+    const t = k.startsWith(tag + infix) ? drop(k.slice(tag.length + infix.length)) : null
+    if (t === null) throw new Error(`entry key ${k} is not of record ${key}`)
+    return t
+  }
+  const limitTail = (t: string): string => {
+    const own = t.split(':').slice(0, 2).join(':')
+    if (`${own}:${own.endsWith(':card') ? scope.card : scope.urn}` !== t) throw new Error(`limit key tail ${t} is not of record ${key}`)
+    return own
+  }
+  const dailyTail = (t: string): string => {
+    if (!t.startsWith(`${scope.card}:`)) throw new Error(`daily total key tail ${t} is not of record ${key}`)
+    return t.slice(scope.card.length + 1)
   }
   const h: Record<string, unknown> = {
     ...rec,
     ruleId: rec.ruleId,
-    limitEntries: rec.limitEntries.map(([k]) => tail(k, LIMIT_TAIL)),
-    controlEntries: rec.controlEntries.map(([k]) => tail(k, DAILY_TAIL)),
+    decidedAtMs: rec.decidedAtMs - rec.arrivedAtMs,
+    answeredOnDeadline: rec.answeredOnDeadline ? 1 : 0,
+    limitEntries: rec.limitEntries.map(([k]) => tail(k, LIMIT_TAIL, limitTail)),
+    controlEntries: rec.controlEntries.map(([k]) => tail(k, DAILY_TAIL, dailyTail)),
     attemptArrivedAtMs: rec.attemptArrivedAtMs ?? null,
     controlsSeen: rec.controlsSeen == null ? null : Object.fromEntries(Object.entries(rec.controlsSeen).map(([kind, s]) => [kind, [s.e, s.p, s.d]]))
   }
   const head = [RECORD_FORMAT, ...RECORD_HEAD.map((f) => h[f] ?? null)]
+  while (head.length > RECORD_HEAD_KEPT && emptyOrNull(head[head.length - 1])) head.pop()
   return `${JSON.stringify(head)}\n${recordRest(own, rec.arrivedAtMs, rec.deadlineAtMs, rec.meta)}`
 }
