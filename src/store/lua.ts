@@ -27,11 +27,13 @@ end
 -- no change without its event and no event without its change. Delivered entries are trimmed by the relay;
 -- past the backlog bound the oldest are dropped here, and counted in a key of the same bucket (same slot).
 -- Fields: t type, u urn, d the script's data (JSON), x the caller's data (JSON, optional).
+-- data: a table, or its JSON already put together.
 local function emit (stream, backlogMax, etype, urn, data, extra)
+  if type(data) ~= 'string' then data = cjson.encode(data) end
   if extra and extra ~= '' then
-    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', cjson.encode(data), 'x', extra)
+    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', data, 'x', extra)
   else
-    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', cjson.encode(data))
+    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', data)
   end
   local max = tonumber(backlogMax)
   if max and max > 0 and redis.call('XLEN', stream) > max then
@@ -472,10 +474,13 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is
  * ARGV[13] meta JSON, the decision.created event's extra data as it is
  * ARGV[14] n, the number of limits     ARGV[15] ms a card control's daily total is kept
- * ARGV[16 .. 15+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
+ * ARGV[16] the record head's attempt, fingerprint and arrival, JSON (headOwnPart)
+ * ARGV[17] the record head's limit entries if approved, JSON (limitTails)   ARGV[18] its daily totals if counted (dailyTails)
+ * ARGV[19] the decision.created event's reference, last4, debit and arrivedAtMs, JSON object members (eventOwnPart)
+ * ARGV[20 .. 19+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
  * Card controls (docs/api/card-controls.md), after the limits; with none nothing is checked or counted:
  * KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
- * ARGV[16+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
+ * ARGV[20+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
  * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
 export const AUTHORIZE_LUA = COMMON + RECORDS + LIMITS + `
@@ -508,7 +513,7 @@ local limits = {}
 local function limitAt (i)
   local l = limits[i]
   if not l then
-    l = { string.match(ARGV[15 + i], '^(%a+)|(%a+)|(%d+)|(%d+)|(%d+)|(%d+)|(.+)$') }
+    l = { string.match(ARGV[19 + i], '^(%a+)|(%a+)|(%d+)|(%d+)|(%d+)|(%d+)|(.+)$') }
     if not l[7] then error('EXTAUTH_ASSERT limit ' .. i .. ' is not packed as mode|measure|start|retain|max|code|rule') end
     limits[i] = l
   end
@@ -517,12 +522,14 @@ end
 
 -- Card controls. The card's own settings are read here, in the atomic step: a change made between the
 -- request's arrival and this commit is the one applied. Every off control first, then the limits.
-local cb = 15 + n
+local cb = 19 + n
 local ck = 5 + n
 local m = #ARGV - cb
 local controlHit = nil
 -- what the decision saw, for the journal (docs/api/admin.md, Finding a decision); amounts as strings
-local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null, controlsSeen = cjson.null }
+local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null }
+-- the effective settings of the controls that applied, once read
+local ctl = {}
 local function checkControls ()
   local fields = {}
   local defaults = {}
@@ -536,7 +543,6 @@ local function checkControls ()
     table.insert(fields, kind .. '|dailyMax')
   end
   local own = redis.call('HMGET', KEYS[ck], unpack(fields))
-  local ctl = {}
   for j = 1, m do
     local d = defaults[j]
     local function pick (i)
@@ -546,9 +552,6 @@ local function checkControls ()
     end
     ctl[j] = { kind = d[1], enabled = pick(1), per = pick(2), daily = pick(3) }
   end
-  -- per kind: enabled, perTransactionMax, dailyMax (the record's form)
-  seen.controlsSeen = {}
-  for j = 1, m do seen.controlsSeen[ctl[j].kind] = { ctl[j].enabled, ctl[j].per, ctl[j].daily } end
   for j = 1, m do
     if ctl[j].enabled ~= '1' then
       controlHit = { control = ctl[j].kind, check = 'enabled', debit = ARGV[4] }
@@ -641,7 +644,7 @@ if onDeadline then
 end
 
 local held = 0
-local entries = {}
+local counted = false
 if code == '00' then
   -- HINCRBY refuses the -0 of a zero-amount account check
   if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', -debit) end
@@ -653,41 +656,64 @@ if code == '00' then
     windowAdd(key, nowMs, member)
     windowTrim(key, nowMs - retain)
     windowExpire(key, retain)
-    table.insert(entries, {key, member})
   end
 end
-local controlEntries = {}
 -- a zero-amount account check adds nothing to a daily total
-if code == '00' and debit > 0 then
+if code == '00' and debit > 0 and m > 0 then
+  counted = true
   for j = 1, m do
     local key = KEYS[ck + j]
     -- the amount as sent, digits: how a Lua number is turned into an argument differs between Redis versions
     if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[15]) end
-    table.insert(controlEntries, {key, ARGV[4]})
   end
 end
 
+-- The record (format 2, see RECORDS): the head put together from what was decided and the parts the caller
+-- encoded (the attempt, fingerprint and arrival; the entries' key tails), then the rest as sent. Codes,
+-- reasons, amounts and control settings are words and digits; what Redis or a rule gave is encoded.
+local function str (v)
+  if v == nil or v == cjson.null then return 'null' end
+  return cjson.encode(v)
+end
+local seenControls = 'null'
+if #ctl > 0 then
+  local parts = {}
+  for j = 1, #ctl do
+    local c = ctl[j]
+    parts[j] = '"' .. c.kind .. '":["' .. c.enabled .. '","' .. c.per .. '","' .. c.daily .. '"]'
+  end
+  seenControls = '{' .. table.concat(parts, ',') .. '}'
+end
+local limitTails, dailyTails = '[]', '[]'
+if code == '00' and n > 0 then limitTails = ARGV[17] end
+if counted then dailyTails = ARGV[18] end
+local onDeadlineFlag = '0'
+if onDeadline then onDeadlineFlag = '1' end
 local rid = cjson.null
 if ruleId ~= '' then rid = ruleId end
-local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], nowMs, deadline, storeNow)
-rec.code = code
-rec.reason = reason
-rec.ruleId = rid
-rec.debit = ARGV[4]
-rec.held = fmt(held)
-rec.shadowLimitHits = shadowHits
-rec.limitEntries = entries
-rec.answeredOnDeadline = onDeadline
-rec.decidedCode = decidedCode
-rec.rest = ARGV[12]
-rec.controlEntries = controlEntries
-rec.control = controlHit or cjson.null
-for k, v in pairs(seen) do rec[k] = v end
-redis.call('SET', KEYS[3], encodeRecord(rec, KEYS[3]), 'EX', ARGV[9])
-journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[9])
+-- shadowLimitHits, ruleId, decidedCode, reversal, attemptArrivedAtMs, control, availableSeen, limitSeen: left out
+-- from the last one set on
+local late = { '[]', str(rid), str(decidedCode), 'null', 'null', str(controlHit), str(seen.availableSeen), str(seen.limitSeen) }
+if #shadowHits > 0 then late[1] = cjson.encode(shadowHits) end
+local last = #late
+while last > 0 and (late[last] == 'null' or late[last] == '[]') do last = last - 1 end
+local head = '[' .. ${RECORD_FORMAT} .. ',"' .. code .. '","' .. reason .. '","' .. ARGV[4] .. '","' .. fmt(held) .. '","0",' .. onDeadlineFlag .. ',' ..
+  ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. str(seen.customerStatus) .. ',' .. str(seen.cardStatus) .. ',' ..
+  limitTails .. ',' .. dailyTails
+if last > 0 then head = head .. ',' .. table.concat(late, ',', 1, last) end
+redis.call('SET', KEYS[3], head .. ']\\n' .. ARGV[12], 'EX', ARGV[9])
+journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9])
 local avail = ''
 if available then avail = fmt(available) end
-emit(KEYS[4], ARGV[10], 'decision.created', ARGV[2], createdEvent(rec, available and avail or cjson.null), ARGV[13])
+-- the decision.created event's data, the same fields as createdEvent's (the caller encoded reference, last4,
+-- debit and arrival)
+local availJson = 'null'
+if available then availJson = '"' .. avail .. '"' end
+local onDeadlineJson = 'false'
+if onDeadline then onDeadlineJson = 'true' end
+emit(KEYS[4], ARGV[10], 'decision.created', ARGV[2], '{' .. ARGV[19] .. ',"code":"' .. code .. '","reason":"' .. reason .. '","ruleId":' .. str(rid) ..
+  ',"control":' .. str(controlHit) .. ',"held":"' .. fmt(held) .. '","available":' .. availJson .. ',"shadowLimitHits":' .. late[1] ..
+  ',"decidedCode":' .. str(decidedCode) .. ',"answeredOnDeadline":' .. onDeadlineJson .. ',"decidedAtMs":' .. fmt(storeNow) .. '}', ARGV[13])
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}

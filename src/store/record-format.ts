@@ -14,8 +14,8 @@
 //    `<tag>:l:<rule>:<per>:<scope>`, the scope the urn, or urn and last4 for `card`), a daily total's
 //    `<kind>:<day>` (of `<tag>:cd:<urn>:<last4>:<kind>:<day>`); the tag and the urn are the record key's.
 // JSON text never holds a raw newline, so the first one splits the two parts.
-import type { ControlHit } from '../domain/controls.js'
-import type { RuleHit } from '../domain/rule-hits.js'
+import type { ControlDefault, ControlHit } from '../domain/controls.js'
+import type { LimitCheck, RuleHit } from '../domain/rule-hits.js'
 import { decisionKeyParts, part } from './keys.js'
 import { controlHitOf, normalizeRecord } from './record.js'
 import type { DecisionMeta, DecisionRecord } from './types.js'
@@ -174,6 +174,29 @@ function entryScope (own: Own): { urn: string, card: string } {
 }
 
 const emptyOrNull = (v: unknown): boolean => v === null || (Array.isArray(v) && v.length === 0)
+/** The head's attempt, fingerprint and arrivedAtMs as JSON, which the authorize script puts in as they are. */
+export function headOwnPart (attempt: string, fingerprint: string, arrivedAtMs: number): string {
+  return `${JSON.stringify(attempt)},${JSON.stringify(fingerprint)},${arrivedAtMs}`
+}
+
+/**
+ * The decision.created event's reference, last4, debit and arrivedAtMs as JSON object members, which the
+ * authorize script puts in the event's data as they are (createdEventOf names all of its fields).
+ */
+export function eventOwnPart (input: { reference: string, last4: string, debitAmount: number, nowMs: number }): string {
+  return `"reference":${JSON.stringify(input.reference)},"last4":${JSON.stringify(input.last4)},"debit":"${input.debitAmount}","arrivedAtMs":${input.nowMs}`
+}
+
+/** The head's limit entries (JSON) of an approval counted in these limits' windows: `<rule>:<per>` each. */
+export function limitTails (limits: ReadonlyArray<Pick<LimitCheck, 'ruleId' | 'per'>>): string {
+  return limits.length === 0 ? '[]' : JSON.stringify(limits.map((l) => `${part(l.ruleId)}:${l.per}`))
+}
+
+/** The head's daily totals (JSON) of an approval counted in these controls' totals of the day: `<kind>:<day>` each. */
+export function dailyTails (controls: ReadonlyArray<Pick<ControlDefault, 'kind'>>, day: string): string {
+  return controls.length === 0 ? '[]' : JSON.stringify(controls.map((d) => `${d.kind}:${day}`))
+}
+
 const list = <T>(v: unknown): T[] => (Array.isArray(v) ? v as T[] : [])
 const orNull = <T>(v: unknown): T | null => (v === undefined ? null : v as T)
 

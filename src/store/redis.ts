@@ -15,7 +15,7 @@ import {
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
-import { decodeRecord, recordRest } from './record-format.js'
+import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
 
 type Client = Redis | Cluster
 
@@ -231,7 +231,9 @@ export class RedisStore implements Store {
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
       recordRest(input, input.nowMs, deadlineAtMs, input.meta), JSON.stringify(input.meta),
-      String(input.limits.length), CONTROL_DAILY_RETAIN_ARG
+      String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
+      limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
+      eventOwnPart(input)
     ]
     for (const l of input.limits) args.push(`${l.mode}|${l.measure}|${l.windowStartMs}|${l.retainMs}|${l.max}|${l.code}|${l.ruleId}`)
     for (const d of controls) args.push(defaultArgs(d).join('|'))
