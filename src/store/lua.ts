@@ -41,9 +41,9 @@ local function emit (stream, backlogMax, etype, urn, data, extra)
     if dropped > 0 then redis.call('INCRBY', stream .. ':dropped', dropped) end
   end
 end
--- The deadline's 05 recorded before anything was decided: nothing held, nothing counted. A decision is this
--- record with what the script decided written over it, so the two cannot drift apart (deadlineRecord in
--- src/store/record.ts is the memory store's).
+-- The deadline's 05 recorded before anything was decided (the abandon script's tombstone): nothing held,
+-- nothing counted (deadlineRecord in src/store/record.ts is the memory store's). The authorize script writes
+-- a decision's record from parts, in the same format (see RECORDS).
 local function deadlineRecord (urn, reference, last4, attempt, fingerprint, arrivedAtMs, deadlineAtMs, decidedAtMs)
   return {
     urn = urn, reference = reference, last4 = last4, attempt = attempt, fingerprint = fingerprint,
@@ -53,7 +53,7 @@ local function deadlineRecord (urn, reference, last4, attempt, fingerprint, arri
   }
 end
 -- The decision.created event's data: what the record says, and the available balance the script saw
--- (createdEventOf in src/store/record.ts).
+-- (createdEventOf in src/store/record.ts; the authorize script puts the same fields together from parts).
 local function createdEvent (rec, available)
   return {
     reference = rec.reference, last4 = rec.last4, code = rec.code, reason = rec.reason, ruleId = rec.ruleId,

@@ -21,7 +21,8 @@ import { controlHitOf, normalizeRecord } from './record.js'
 import type { DecisionMeta, DecisionRecord } from './types.js'
 
 /**
- * The head's fields after its leading format number, in order (Lua indexes them from 2). Those after
+ * The head's fields after its leading format number, in order (Lua indexes them from 2). The authorize
+ * script puts a new record's head together in this order (AUTHORIZE_LUA); the other scripts go by this list. Those after
  * controlsSeen are left out at the end of the array while they are null or empty (most decisions have no
  * rule, reversal, control hit...): a field the array does not reach reads as null, a list as empty.
  */
