@@ -62,10 +62,11 @@ export interface DecideContext {
 }
 
 /**
- * An attempt id: 96 random bits, 16 characters (every decision record keeps one). Taken from a pool of random
+ * An attempt id: 72 random bits, 12 characters (every decision record keeps one; it tells apart the attempts
+ * at one transaction). Taken from a pool of random
  * bytes, as randomUUID does, so that an id costs no call into the system's random source.
  */
-const ATTEMPT_ID_BYTES = 12
+const ATTEMPT_ID_BYTES = 9
 let attemptPool = Buffer.alloc(0)
 let attemptAt = 0
 function attemptId (): string {

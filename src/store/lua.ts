@@ -670,7 +670,7 @@ end
 
 -- The record (format 2, see RECORDS): the head put together from what was decided and the parts the caller
 -- encoded (the attempt, fingerprint and arrival; the entries' key tails), then the rest as sent. Codes,
--- reasons, amounts and control settings are words and digits; what Redis or a rule gave is encoded.
+-- reasons and amounts are words and digits; what Redis or a rule gave is encoded.
 local function str (v)
   if v == nil or v == cjson.null then return 'null' end
   return cjson.encode(v)
@@ -680,9 +680,9 @@ if #ctl > 0 then
   local parts = {}
   for j = 1, #ctl do
     local c = ctl[j]
-    parts[j] = '"' .. c.kind .. '":["' .. c.enabled .. '","' .. c.per .. '","' .. c.daily .. '"]'
+    parts[j] = c.kind .. '|' .. c.enabled .. '|' .. c.per .. '|' .. c.daily
   end
-  seenControls = '{' .. table.concat(parts, ',') .. '}'
+  seenControls = cjson.encode(table.concat(parts, ';'))
 end
 local limitTails, dailyTails = '[]', '[]'
 if code == '00' and n > 0 then limitTails = ARGV[17] end

@@ -7,7 +7,9 @@
 // 2. `<head>\n<rest>`. The head is a JSON array, `[2, ...]` then the fields of RECORD_HEAD in order: what the
 //    store decided and what a script reads or changes afterwards (a release, a reversal, a replay). The rest is
 //    a JSON array written by Node with the request's side, `[last4, deadline - arrival ms, packed meta]`, which
-//    the scripts keep as it is. decidedAtMs is kept as ms after arrivedAtMs, answeredOnDeadline as 1 or 0. Left out because they are known
+//    the scripts keep as it is. decidedAtMs is kept as ms after arrivedAtMs, answeredOnDeadline as 1 or 0,
+//    controlsSeen as one string '<kind>|<e>|<p>|<d>' a control, joined by ';' (kinds are words, the settings
+//    digits). Left out because they are known
 //    from elsewhere: urn and reference (the key), a limit entry's member (`<held>|<reference>`, see
 //    limitMember) and a daily total's amount (held): every script that changes what is held moves the entries
 //    with it. Of an entry's key only what is its own is kept: a limit window's `<rule>:<per>` (the key is
@@ -54,14 +56,15 @@ const REQUEST_FIELDS = [
 ] as const
 const REQUEST_INDEX = new Map<string, number>(REQUEST_FIELDS.map((f, i) => [f, i]))
 /** request fields equal to the record's own value are written as 0 (the values are strings) */
-const SAME_AS_RECORD: Record<string, 'urn' | 'reference' | 'last4'> = { urn: 'urn', transactionReferenceNumber: 'reference', last4Digits: 'last4' }
+const SAME_AS_RECORD: Record<string, keyof Own> = { urn: 'urn', transactionReferenceNumber: 'reference', last4Digits: 'last4', transactionAmount: 'debit' }
 /** meta fields equal to the request's field of the same name are written as 0 */
 const FROM_REQUEST = ['transactionAmount', 'currencyCode', 'channel'] as const
 const HIT_KEYS = ['ruleId', 'code', 'mode', 'values'] as const
 const LIMIT_KEYS = ['ruleId', 'mode', 'values'] as const
 const META_KNOWN = new Set(['rulesVersion', 'shadowHits', 'transactionAmount', 'currencyCode', 'channel', 'request', 'decline', 'limits'])
 
-interface Own { urn: string, reference: string, last4: string }
+/** What a record says itself, which its request's fields are written against */
+interface Own { urn: string, reference: string, last4: string, debit: string }
 
 /** An object with exactly these keys in this order as an array of their values; anything else as it is. */
 function packExact (o: unknown, keys: readonly string[]): unknown {
@@ -211,14 +214,17 @@ export function decodeRecord (key: string, raw: string): DecisionRecord {
   const h: Record<string, unknown> = {}
   RECORD_HEAD.forEach((f, i) => { h[f] = head[i + 1] })
   const { tag, urn, reference } = decisionKeyParts(key)
-  const own: Own = { urn, reference, last4: rest[0] as string }
+  const own: Own = { urn, reference, last4: rest[0] as string, debit: h.debit as string }
   const scope = entryScope(own)
   const held = h.held as string
   const reversal = h.reversal !== null && typeof h.reversal === 'object'
     ? { amount: String((h.reversal as Record<string, unknown>).amount), atMs: Number((h.reversal as Record<string, unknown>).atMs) }
     : null
-  const seen = h.controlsSeen !== null && typeof h.controlsSeen === 'object'
-    ? Object.fromEntries(Object.entries(h.controlsSeen as Record<string, string[]>).map(([kind, [e, p, d]]) => [kind, { e, p, d } as { e: string, p: string, d: string }]))
+  const seen = typeof h.controlsSeen === 'string'
+    ? Object.fromEntries(h.controlsSeen.split(';').map((c) => {
+      const [kind, e, p, d] = c.split('|') as [string, string, string, string]
+      return [kind, { e, p, d }]
+    }))
     : null
   const rec: DecisionRecord = {
     urn,
@@ -259,7 +265,7 @@ export function decodeRecord (key: string, raw: string): DecisionRecord {
  */
 export function encodeRecord (key: string, rec: DecisionRecord): string {
   const { tag } = decisionKeyParts(key)
-  const own: Own = { urn: rec.urn, reference: rec.reference, last4: rec.last4 }
+  const own: Own = { urn: rec.urn, reference: rec.reference, last4: rec.last4, debit: rec.debit }
   const scope = entryScope(own)
   const tail = (k: string, infix: string, drop: (t: string) => string): string => {
     const t = k.startsWith(tag + infix) ? drop(k.slice(tag.length + infix.length)) : null
@@ -283,7 +289,7 @@ export function encodeRecord (key: string, rec: DecisionRecord): string {
     limitEntries: rec.limitEntries.map(([k]) => tail(k, LIMIT_TAIL, limitTail)),
     controlEntries: rec.controlEntries.map(([k]) => tail(k, DAILY_TAIL, dailyTail)),
     attemptArrivedAtMs: rec.attemptArrivedAtMs ?? null,
-    controlsSeen: rec.controlsSeen == null ? null : Object.fromEntries(Object.entries(rec.controlsSeen).map(([kind, s]) => [kind, [s.e, s.p, s.d]]))
+    controlsSeen: rec.controlsSeen == null ? null : Object.entries(rec.controlsSeen).map(([kind, s]) => `${kind}|${s.e}|${s.p}|${s.d}`).join(';')
   }
   const head = [RECORD_FORMAT, ...RECORD_HEAD.map((f) => h[f] ?? null)]
   while (head.length > RECORD_HEAD_KEPT && emptyOrNull(head[head.length - 1])) head.pop()

@@ -230,7 +230,7 @@ export class RedisStore implements Store {
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
-      recordRest(input, input.nowMs, deadlineAtMs, input.meta), JSON.stringify(input.meta),
+      recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta), JSON.stringify(input.meta),
       String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
       limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
       eventOwnPart(input)
@@ -268,7 +268,7 @@ export class RedisStore implements Store {
       3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, this.streamMaxLenArg, input.tombstone === false ? '0' : '1',
-      recordRest(input, input.arrivedAtMs, input.deadlineAtMs, null)))
+      recordRest({ urn, reference, last4: input.last4, debit: '0' }, input.arrivedAtMs, input.deadlineAtMs, null)))
     if (out !== 'untouched') this.wrote(urn)
     // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
     // survives on a replica: it counts as done only once replicated (else the compensator sends it again).
