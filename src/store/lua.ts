@@ -471,7 +471,8 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  * ARGV[8] deadline epoch ms: past it on the store's clock nothing is committed
  * ARGV[9] decision TTL s (covers the limits' windows)     ARGV[10] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[11] stateless decline '<code>|<rule id>' or ''
- * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is
+ * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is; '': the record is
+ *   written in format 1 instead (DECISION_RECORD_FORMAT=json)
  * ARGV[13] meta JSON, the decision.created event's extra data as it is
  * ARGV[14] n, the number of limits     ARGV[15] ms a card control's daily total is kept
  * ARGV[16] the record head's attempt, fingerprint and arrival, JSON (headOwnPart)
@@ -701,7 +702,29 @@ local head = '[' .. ${RECORD_FORMAT} .. ',"' .. code .. '","' .. reason .. '","'
   ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. str(seen.customerStatus) .. ',' .. str(seen.cardStatus) .. ',' ..
   limitTails .. ',' .. dailyTails
 if last > 0 then head = head .. ',' .. table.concat(late, ',', 1, last) end
-redis.call('SET', KEYS[3], head .. ']\\n' .. ARGV[12], 'EX', ARGV[9])
+local record = head .. ']\\n' .. ARGV[12]
+if ARGV[12] == '' then
+  -- format 1, which every earlier version reads (DECISION_RECORD_FORMAT=json, for a rolling upgrade)
+  local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], nowMs, deadline, storeNow)
+  rec.code, rec.reason, rec.ruleId, rec.debit, rec.held = code, reason, rid, ARGV[4], fmt(held)
+  rec.shadowLimitHits, rec.answeredOnDeadline, rec.decidedCode, rec.meta = shadowHits, onDeadline, decidedCode, ARGV[13]
+  rec.control = controlHit or cjson.null
+  rec.limitEntries, rec.controlEntries = {}, {}
+  if code == '00' then
+    for i = 1, n do rec.limitEntries[i] = {KEYS[4 + i], ARGV[4] .. '|' .. ARGV[1]} end
+  end
+  if counted then
+    for j = 1, m do rec.controlEntries[j] = {KEYS[ck + j], ARGV[4]} end
+  end
+  for k, v in pairs(seen) do rec[k] = v end
+  rec.controlsSeen = cjson.null
+  if #ctl > 0 then
+    rec.controlsSeen = {}
+    for j = 1, #ctl do rec.controlsSeen[ctl[j].kind] = { e = ctl[j].enabled, p = ctl[j].per, d = ctl[j].daily } end
+  end
+  record = cjson.encode(rec)
+end
+redis.call('SET', KEYS[3], record, 'EX', ARGV[9])
 journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9])
 local avail = ''
 if available then avail = fmt(available) end
@@ -729,7 +752,7 @@ return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
  * ARGV[1] reference  ARGV[2] urn  ARGV[3] attempt id  ARGV[4] fingerprint  ARGV[5] last4
  * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[10] '0': release only, no tombstone when there is no decision (the attempt never reached the store)
- * ARGV[11] the tombstone's rest (the request's side, packed by recordRest, without meta)
+ * ARGV[11] the tombstone's rest (the request's side, packed by recordRest, without meta); '': format 1
  * Returns 'tombstoned' | 'released' | 'untouched'
  */
 export const ABANDON_LUA = COMMON + RECORDS + LIMITS + `
@@ -738,7 +761,7 @@ local existing = redis.call('GET', KEYS[2])
 if not existing then
   if ARGV[10] == '0' then return 'untouched' end
   local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7]), storeNow)
-  rec.rest = ARGV[11]
+  if ARGV[11] ~= '' then rec.rest = ARGV[11] end
   redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'EX', ARGV[8])
   journal(KEYS[3], string.match(KEYS[2], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[8])
   -- the guard answered 05 before anything was decided: that answer is the decision

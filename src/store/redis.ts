@@ -145,6 +145,11 @@ export interface RedisStoreOptions {
   waitReplicas?: number
   /** how long a compensation waits for its replicas before it is retried */
   abandonWaitMs?: number
+  /**
+   * How new decision records are written: 'compact' (default), or 'json', the format every earlier version
+   * reads (for the first step of a rolling upgrade; src/store/record-format.ts). Both are read.
+   */
+  recordFormat?: 'compact' | 'json'
 }
 
 export class RedisStore implements Store {
@@ -164,6 +169,7 @@ export class RedisStore implements Store {
   private offsetTimer: NodeJS.Timeout | null = null
   private readonly waitReplicas: number
   private readonly abandonWaitMs: number
+  private readonly compact: boolean
 
   /** called with the bucket of every event this store wrote (the local relay's hint) */
   onEvent: ((bucket: number) => void) | null = null
@@ -173,6 +179,7 @@ export class RedisStore implements Store {
     this.client = client
     this.waitReplicas = opts.waitReplicas ?? 0
     this.abandonWaitMs = opts.abandonWaitMs ?? 1000
+    this.compact = opts.recordFormat !== 'json'
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
@@ -230,7 +237,7 @@ export class RedisStore implements Store {
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
-      recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta), JSON.stringify(input.meta),
+      this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '', JSON.stringify(input.meta),
       String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
       limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
       eventOwnPart(input)
@@ -268,7 +275,7 @@ export class RedisStore implements Store {
       3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
       String(input.deadlineAtMs), this.retentionSeconds, this.streamMaxLenArg, input.tombstone === false ? '0' : '1',
-      recordRest({ urn, reference, last4: input.last4, debit: '0' }, input.arrivedAtMs, input.deadlineAtMs, null)))
+      this.compact ? recordRest({ urn, reference, last4: input.last4, debit: '0' }, input.arrivedAtMs, input.deadlineAtMs, null) : ''))
     if (out !== 'untouched') this.wrote(urn)
     // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
     // survives on a replica: it counts as done only once replicated (else the compensator sends it again).

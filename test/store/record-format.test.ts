@@ -4,7 +4,7 @@
 import t from 'tap'
 import { PassThrough } from 'node:stream'
 import { sharedRedisStore } from '../helpers/redis.js'
-import { authInput, urnFor } from './contract.js'
+import { authInput, storeContract, urnFor } from './contract.js'
 import { MemoryStore } from '../../src/store/memory.js'
 import { RedisJournal } from '../../src/journal/source.js'
 import { exportJournal } from '../../src/cli/decisions-export.js'
@@ -201,3 +201,39 @@ t.test('the Redis store shows a decision as the memory store does', async (t) =>
   t.same(ra?.limitEntries.length, rb?.limitEntries.length)
   t.same({ ...ra?.reversal, atMs: 0 }, { ...rb?.reversal, atMs: 0 })
 })
+
+t.test('DECISION_RECORD_FORMAT=json writes format one, as earlier versions read it', async (t) => {
+  const store = await sharedRedisStore(t, undefined, { recordFormat: 'json' })
+  const compact = await sharedRedisStore(t)
+  const urn = urnFor('json1')
+  const limits = [{ ruleId: 'count-1', mode: 'enforce' as const, measure: 'count' as const, per: 'card' as const, windowStartMs: Date.now() - 3_600_000, retainMs: 3_600_000, max: 5, code: '65' as const, values: {} }]
+  const controls = { defaults: [{ kind: 'POS' as const, enabled: true, perTransactionMax: null, dailyMax: 100_000 }], day: '20261124' }
+  for (const s of [store, compact]) {
+    await s.putCustomer(urn, {})
+    await s.credit(urn, 1000, 'open')
+  }
+  const input = authInput(urn, { reference: 'J1', debitAmount: 250, limits, controls })
+  await store.authorize(input)
+  await compact.authorize(input)
+  const raw = await store.client.get(store.keys.decision(urn, 'J1')) as string
+  const old = JSON.parse(raw) as Record<string, unknown>
+  t.match(old, {
+    urn, reference: 'J1', code: '00', held: '250', meta: JSON.stringify(input.meta),
+    limitEntries: [[store.keys.limit(urn, '4321', limits[0] as (typeof limits)[0]), '250|J1']],
+    controlEntries: [[store.keys.controlDaily(urn, '4321', 'POS', '20261124'), '250']],
+    controlsSeen: { POS: { e: '1', p: '', d: '100000' } }
+  }, 'the named fields, meta as a JSON string')
+  const strip = (r: DecisionRecord | null): Record<string, unknown> => {
+    const { decidedAtMs: _d, expiresAtMs: _e, limitEntries, controlEntries, ...rest } = r as DecisionRecord
+    const tail = (k: string): string => k.slice(k.indexOf('}:'))
+    return { ...rest, limitEntries: limitEntries.map(([k, m]) => [tail(k), m]), controlEntries: controlEntries.map(([k, m]) => [tail(k), m]) }
+  }
+  t.same(strip(await store.getDecision(urn, 'J1')), strip(await compact.getDecision(urn, 'J1')), 'reads as the compact record does')
+  const late = authInput(urn, { reference: 'J2' })
+  t.equal(await store.abandon({ ...abandonOf(late), controls: undefined }), 'tombstoned')
+  t.ok((await store.client.get(store.keys.decision(urn, 'J2')) as string).startsWith('{'), 'a tombstone too')
+  t.match(await store.reverse(urn, 'J1', 100), { released: 100 })
+  t.ok((await store.client.get(store.keys.decision(urn, 'J1')) as string).startsWith('{'), 'kept in its format')
+})
+
+storeContract(t, async (t) => await sharedRedisStore(t, undefined, { recordFormat: 'json' }))
