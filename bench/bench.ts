@@ -28,6 +28,7 @@ import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { deleteByPrefix, redisVersion } from '../scripts/lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from '../scripts/lib/stats.js'
 import { Keys } from '../src/store/keys.js'
+import { decodeRecord } from '../src/store/record-format.js'
 
 /** the measured part (warm-up and runs) of each server must fit in this */
 const BUDGET_PER_SERVER_S = 45
@@ -272,14 +273,13 @@ async function extauthBytes (r: Redis, keyPrefix: string, samples: Run['samples'
   const recordKeys = samples.map((s) => keys.decision(s.urn, s.reference))
   const record = await meanBytes(r, recordKeys)
   const windows = new Set<string>()
-  for (const text of await r.mget(...recordKeys)) {
+  const texts = await r.mget(...recordKeys)
+  texts.forEach((text, i) => {
+    if (text === null) return
     try {
-      for (const e of (JSON.parse(text ?? '{}') as { limitEntries?: Array<{ key?: unknown } | unknown[]> }).limitEntries ?? []) {
-        const key = Array.isArray(e) ? e[0] : e.key
-        if (typeof key === 'string') windows.add(key)
-      }
-    } catch { /* a record that is not JSON has no entries to read here */ }
-  }
+      for (const [key] of decodeRecord(recordKeys[i] as string, text).limitEntries) windows.add(key)
+    } catch { /* a record of a format this checkout does not read has no entries to read here */ }
+  })
   let bytes = 0
   let entries = 0
   for (const w of windows) {

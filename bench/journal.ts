@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks'
 import { Cluster, type Redis } from 'ioredis'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { BUCKETS, Keys, REF_INDEX_SHARDS, bucketOf, part, refShard } from '../src/store/keys.js'
-import { normalizeRecord } from '../src/store/record.js'
+import { decodeRecord, encodeRecord } from '../src/store/record-format.js'
+import type { DecisionMeta, DecisionRecord } from '../src/store/types.js'
 import { RedisJournal } from '../src/journal/source.js'
 import { journalEntryOf } from '../src/journal/entry.js'
 import { deleteByPrefix } from '../scripts/lib/redis-keys.js'
@@ -90,9 +91,9 @@ try {
     meta: { rulesVersion: '2026-11-01.3', shadowHits: [], transactionAmount: '12500', currencyCode: '356', channel: 'POS', request },
     controls: { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: 5_000_000 }], day: '20261124' }
   })
-  const templateRaw = await redis.get(keys.decision('UJB0', 'TRN-TEMPLATE')) as string
-  const template = JSON.parse(templateRaw) as Record<string, unknown> & { meta: string }
-  const meta = JSON.parse(template.meta) as { request: Record<string, string> }
+  const templateKey = keys.decision('UJB0', 'TRN-TEMPLATE')
+  const template = decodeRecord(templateKey, await redis.get(templateKey) as string)
+  const meta = template.meta as DecisionMeta & { request: Record<string, string> }
 
   const t0 = now - n * 5
   const started = performance.now()
@@ -104,8 +105,13 @@ try {
       const ref = `TRN${String(j).padStart(9, '0')}`
       const b = bucketOf(urn)
       const at = t0 + j * 5
-      const rec = { ...template, urn, reference: ref, attempt: randomUUID(), arrivedAtMs: at, deadlineAtMs: at + 2000, decidedAtMs: at + 3, meta: JSON.stringify({ ...meta, request: { ...meta.request, urn, customerId: `C${j % CUSTOMERS}`, transactionReferenceNumber: ref } }) }
-      p.set(keys.decision(urn, ref), JSON.stringify(rec), 'EX', 3600)
+      const rec: DecisionRecord = {
+        ...template, urn, reference: ref, attempt: randomUUID(), arrivedAtMs: at, deadlineAtMs: at + 2000, decidedAtMs: at + 3,
+        meta: { ...meta, request: { ...meta.request, urn, customerId: `C${j % CUSTOMERS}`, transactionReferenceNumber: ref } },
+        controlEntries: template.controlEntries.map(([, amount]) => [keys.controlDaily(urn, '4321', 'POS', '20261124'), amount])
+      }
+      const key = keys.decision(urn, ref)
+      p.set(key, encodeRecord(key, rec), 'EX', 3600)
       p.zadd(keys.journalIndex(b), at, `${part(urn)}:${part(ref)}`)
       const h = keys.refIndex(b, refShard(part(ref)))
       let fields = hashes.get(h)
@@ -117,7 +123,7 @@ try {
   }
   console.log(`${n} decisions of ${CUSTOMERS} customers stored in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 
-  const entry = journalEntryOf(normalizeRecord(template))
+  const entry = journalEntryOf(template)
   const recordKey = keys.decision('UJB1', 'TRN000000000')
   console.log(`record: ${Buffer.byteLength(await redis.get(recordKey) ?? '')} B of JSON, ${await bytesOf([recordKey])} B in Redis (MEMORY USAGE); as a journal entry ${Buffer.byteLength(JSON.stringify(entry))} B`)
   const refKeys = Array.from({ length: BUCKETS * REF_INDEX_SHARDS }, (_, i) => keys.refIndex(Math.floor(i / REF_INDEX_SHARDS), i % REF_INDEX_SHARDS))

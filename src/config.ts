@@ -173,6 +173,7 @@ const spec = {
   REDIS_SENTINELS: clusterNodes({ default: undefined }),
   REDIS_SENTINEL_NAME: sentinelName({ default: '' }),
   REDIS_WAIT_REPLICAS: intRange(0, 16)({ default: 0 }),
+  DECISION_RECORD_FORMAT: str({ default: 'compact', choices: ['compact', 'json'] }),
   HTTP_HEADERS_TIMEOUT_MS: intRange(100, PLATFORM_TIMEOUT_MS)({ default: 1000 }),
   HTTP_REQUEST_TIMEOUT_MS: intRange(100, PLATFORM_TIMEOUT_MS)({ default: 1500 }),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: intRange(100, 600_000)({ default: 5000 }),
@@ -224,6 +225,8 @@ export interface Config {
   redisSentinelName: string
   /** replicas that must hold an approval before it is answered 00 (0 = do not wait) */
   redisWaitReplicas: number
+  /** DECISION_RECORD_FORMAT: how new decision records are written (both are read) */
+  decisionRecordFormat: 'compact' | 'json'
   /** public listener: the whole header block must arrive within this (from the first byte) */
   httpHeadersTimeoutMs: number
   /** public listener: the whole request, headers and body, must arrive within this */
@@ -264,7 +267,7 @@ export interface Config {
 }
 
 /** Variables that only mean something with a Redis store. */
-const REDIS_ONLY = ['REDIS_KEY_PREFIX', 'REDIS_WAIT_REPLICAS', 'REDIS_SENTINEL_NAME'] as const
+const REDIS_ONLY = ['REDIS_KEY_PREFIX', 'REDIS_WAIT_REPLICAS', 'REDIS_SENTINEL_NAME', 'DECISION_RECORD_FORMAT'] as const
 
 /**
  * Exactly one way to reach Redis, or none at all (then, and only then, the embedded store): a setting that
@@ -385,6 +388,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     redisSentinels: clean.REDIS_SENTINELS,
     redisSentinelName: clean.REDIS_SENTINEL_NAME,
     redisWaitReplicas: clean.REDIS_WAIT_REPLICAS,
+    decisionRecordFormat: clean.DECISION_RECORD_FORMAT as Config['decisionRecordFormat'],
     httpHeadersTimeoutMs: clean.HTTP_HEADERS_TIMEOUT_MS,
     httpRequestTimeoutMs: clean.HTTP_REQUEST_TIMEOUT_MS,
     httpKeepAliveTimeoutMs: clean.HTTP_KEEP_ALIVE_TIMEOUT_MS,

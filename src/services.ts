@@ -41,7 +41,7 @@ export async function createStore (config: Config, log: Logger): Promise<{ store
   })
   const target = redisTarget(config.redisUrl, config.redisClusterNodes)
   client.on('error', (err: Error) => { log.debug({ err: err.message }, 'redis connection error') })
-  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, auditRetentionMs: config.auditRetentionMs, waitReplicas: config.redisWaitReplicas, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
+  const store = new RedisStore(client, { prefix: config.redisKeyPrefix, retentionMs: config.decisionRetentionMs, auditRetentionMs: config.auditRetentionMs, waitReplicas: config.redisWaitReplicas, recordFormat: config.decisionRecordFormat, ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}) })
   const status = watchRedisStatus(client, target, () => store.ready())
   let wasReady = false
   client.on('ready', () => {

@@ -7,7 +7,7 @@
 import { Redis, Cluster } from 'ioredis'
 import type { JournalSource } from '../domain/journal.js'
 import { BUCKETS, Keys, bucketOf, part, refShard } from '../store/keys.js'
-import { normalizeRecord } from '../store/record.js'
+import { decodeRecord } from '../store/record-format.js'
 import { REF_LOOKUP_LUA, REINDEX_LUA } from '../store/lua.js'
 import type { DecisionRecord } from '../store/types.js'
 import type { MemoryStore } from '../store/memory.js'
@@ -46,8 +46,9 @@ export class RedisJournal implements JournalReader {
 
   private async records (ps: Pos[]): Promise<Array<DecisionRecord | null>> {
     return await Promise.all(ps.map(async (p) => {
-      const raw = await this.client.get(this.keys.decisionOf(p.bucket, p.member))
-      return raw === null ? null : normalizeRecord(JSON.parse(raw))
+      const key = this.keys.decisionOf(p.bucket, p.member)
+      const raw = await this.client.get(key)
+      return raw === null ? null : decodeRecord(key, raw)
     }))
   }
 

@@ -23,6 +23,23 @@ export function part (value: string): string {
   return /[%:]/.test(value) ? value.replace(/%/g, '%25').replace(/:/g, '%3A') : value
 }
 
+/** The value a key part stands for (see `part`). */
+export function unpart (p: string): string {
+  return p.includes('%') ? p.replace(/%3A/g, ':').replace(/%25/g, '%') : p
+}
+
+/**
+ * A decision key's parts: its tag (the prefix and the bucket, `<prefix>{b<n>}`, which every key of the
+ * customer starts with), and the urn and reference it names.
+ */
+export function decisionKeyParts (key: string): { tag: string, urn: string, reference: string } {
+  const at = key.lastIndexOf('}:d:')
+  const tail = key.slice(at + 4)
+  const sep = tail.indexOf(':')
+  if (at < 0 || sep < 0) throw new Error(`not a decision key: ${key}`)
+  return { tag: key.slice(0, at + 1), urn: unpart(tail.slice(0, sep)), reference: unpart(tail.slice(sep + 1)) }
+}
+
 export class Keys {
   constructor (readonly prefix: string) {}
 

@@ -3,6 +3,7 @@
 // are doubles, exact to 2^53, which the callers never exceed (see MAX_BALANCE).
 //
 // Numbers go back to strings with string.format('%d'): tostring() would give "1e+15".
+import { DAILY_TAIL, LIMIT_TAIL, RECORD_FORMAT, RECORD_HEAD, RECORD_HEAD_KEPT } from './record-format.js'
 
 const COMMON = `
 local function fmt (n) return string.format('%d', n) end
@@ -26,11 +27,13 @@ end
 -- no change without its event and no event without its change. Delivered entries are trimmed by the relay;
 -- past the backlog bound the oldest are dropped here, and counted in a key of the same bucket (same slot).
 -- Fields: t type, u urn, d the script's data (JSON), x the caller's data (JSON, optional).
+-- data: a table, or its JSON already put together.
 local function emit (stream, backlogMax, etype, urn, data, extra)
+  if type(data) ~= 'string' then data = cjson.encode(data) end
   if extra and extra ~= '' then
-    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', cjson.encode(data), 'x', extra)
+    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', data, 'x', extra)
   else
-    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', cjson.encode(data))
+    redis.call('XADD', stream, '*', 't', etype, 'u', urn, 'd', data)
   end
   local max = tonumber(backlogMax)
   if max and max > 0 and redis.call('XLEN', stream) > max then
@@ -38,9 +41,9 @@ local function emit (stream, backlogMax, etype, urn, data, extra)
     if dropped > 0 then redis.call('INCRBY', stream .. ':dropped', dropped) end
   end
 end
--- The deadline's 05 recorded before anything was decided: nothing held, nothing counted. A decision is this
--- record with what the script decided written over it, so the two cannot drift apart (deadlineRecord in
--- src/store/record.ts is the memory store's).
+-- The deadline's 05 recorded before anything was decided (the abandon script's tombstone): nothing held,
+-- nothing counted (deadlineRecord in src/store/record.ts is the memory store's). The authorize script writes
+-- a decision's record from parts, in the same format (see RECORDS).
 local function deadlineRecord (urn, reference, last4, attempt, fingerprint, arrivedAtMs, deadlineAtMs, decidedAtMs)
   return {
     urn = urn, reference = reference, last4 = last4, attempt = attempt, fingerprint = fingerprint,
@@ -50,7 +53,7 @@ local function deadlineRecord (urn, reference, last4, attempt, fingerprint, arri
   }
 end
 -- The decision.created event's data: what the record says, and the available balance the script saw
--- (createdEventOf in src/store/record.ts).
+-- (createdEventOf in src/store/record.ts; the authorize script puts the same fields together from parts).
 local function createdEvent (rec, available)
   return {
     reference = rec.reference, last4 = rec.last4, code = rec.code, reason = rec.reason, ruleId = rec.ruleId,
@@ -102,6 +105,79 @@ end
 local function storeNowMs ()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`
+
+const RECORDS = `
+-- Decision records (the format is src/store/record-format.ts): format 1, a JSON object, read and written back
+-- as such; format 2, '<head>\\n<rest>', the head a JSON array of HEAD's fields after the format number, the rest
+-- the request's side, written by the caller and kept as it is. Decoded, both are one table of named fields
+-- (format 2's table keeps its rest, so that writing it back keeps the format). Of format 2, the caller gives
+-- the urn, reference and last4 (the key names the first two); a limit entry's member and a daily total's amount
+-- follow from what is held; an entry's key is its tail with the record key's tag and the customer's scope.
+local HEAD = {${RECORD_HEAD.map((f) => `'${f}'`).join(', ')}}
+local LIMITS_AT, DAILY_AT, DECIDED_AT, ON_DEADLINE_AT = ${['limitEntries', 'controlEntries', 'decidedAtMs', 'answeredOnDeadline'].map((f) => RECORD_HEAD.indexOf(f as typeof RECORD_HEAD[number]) + 2).join(', ')}
+-- a value as one part of a key (part in keys.ts)
+local function keyPart (v) return (string.gsub(string.gsub(v, '%%', '%%25'), ':', '%%3A')) end
+-- the record key's tag, and the scope of the customer's card ('<urn>:<last4>', escaped)
+local function recordScope (key, last4)
+  local tag, urn = string.match(key, '^(.*}):d:([^:]*):')
+  return tag, urn .. ':' .. keyPart(last4)
+end
+local function decodeRecord (raw, key, urn, reference, last4)
+  if string.sub(raw, 1, 1) == '{' then return cjson.decode(raw) end
+  local nl = string.find(raw, '\\n', 1, true)
+  local h = cjson.decode(string.sub(raw, 1, nl - 1))
+  if h[1] ~= ${RECORD_FORMAT} then error('EXTAUTH_ASSERT unknown decision record format ' .. tostring(h[1])) end
+  local rec = { rest = string.sub(raw, nl + 1), urn = urn, reference = reference, last4 = last4 }
+  for i, f in ipairs(HEAD) do
+    local v = h[i + 1]
+    if v ~= cjson.null then rec[f] = v end
+  end
+  rec.decidedAtMs = rec.arrivedAtMs + rec.decidedAtMs
+  rec.answeredOnDeadline = rec.answeredOnDeadline == 1
+  local tag, card = recordScope(key, last4)
+  local cust = string.match(card, '^[^:]*')
+  local entries, controls = {}, {}
+  for i, t in ipairs(rec.limitEntries or {}) do
+    local scope = cust
+    if string.sub(t, -5) == ':card' then scope = card end
+    entries[i] = {tag .. '${LIMIT_TAIL}' .. t .. ':' .. scope, rec.held .. '|' .. reference}
+  end
+  for i, t in ipairs(rec.controlEntries or {}) do controls[i] = {tag .. '${DAILY_TAIL}' .. card .. ':' .. t, rec.held} end
+  rec.limitEntries, rec.controlEntries = entries, controls
+  return rec
+end
+local function encodeRecord (rec, key)
+  if not rec.rest then return cjson.encode(rec) end
+  local h = {${RECORD_FORMAT}}
+  for i, f in ipairs(HEAD) do
+    local v = rec[f]
+    if v == nil then v = cjson.null end
+    h[i + 1] = v
+  end
+  h[DECIDED_AT] = rec.decidedAtMs - rec.arrivedAtMs
+  h[ON_DEADLINE_AT] = rec.answeredOnDeadline and 1 or 0
+  local tag, card = recordScope(key, rec.last4)
+  local cust = string.match(card, '^[^:]*')
+  local limits, daily = {}, {}
+  for i, e in ipairs(rec.limitEntries or {}) do
+    -- '<rule>:<per>:<scope>' after the tag: the scope goes
+    local t = string.match(string.sub(e[1], #tag + ${LIMIT_TAIL.length + 1}), '^[^:]*:[^:]*')
+    local scope = cust
+    if string.sub(t, -5) == ':card' then scope = card end
+    if tag .. '${LIMIT_TAIL}' .. t .. ':' .. scope ~= e[1] then error('EXTAUTH_ASSERT limit entry ' .. e[1] .. ' is not of record ' .. key) end
+    limits[i] = t
+  end
+  for i, e in ipairs(rec.controlEntries or {}) do
+    local head = tag .. '${DAILY_TAIL}' .. card .. ':'
+    if string.sub(e[1], 1, #head) ~= head then error('EXTAUTH_ASSERT daily total ' .. e[1] .. ' is not of record ' .. key) end
+    daily[i] = string.sub(e[1], #head + 1)
+  end
+  h[LIMITS_AT], h[DAILY_AT] = limits, daily
+  -- trailing fields null or empty are left out
+  while #h > ${RECORD_HEAD_KEPT} and (h[#h] == cjson.null or (type(h[#h]) == 'table' and next(h[#h]) == nil)) do h[#h] = nil end
+  return cjson.encode(h) .. '\\n' .. rec.rest
 end
 `
 
@@ -409,37 +485,42 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  *
  * KEYS[1] customer hash (status, customerId, available)
  * KEYS[2] cards hash (last4 -> status)
- * KEYS[3] decision record of (urn, reference), a JSON string
+ * KEYS[3] decision record of (urn, reference) (format: src/store/record-format.ts)
  * KEYS[4] the bucket's decision stream
  * KEYS[5..4+n] one limit window (sorted set) per limit in ARGV, same order
  * ARGV[1] reference            ARGV[2] urn                 ARGV[3] last4
  * ARGV[4] debit amount         ARGV[5] fingerprint         ARGV[6] attempt id
- * ARGV[7] now ms (app clock; the score of window entries)
+ * ARGV[7] arrival epoch ms (app clock; the score of window entries)
  * ARGV[8] deadline epoch ms: past it on the store's clock nothing is committed
- * ARGV[9] arrival epoch ms     ARGV[10] decision TTL s (covers the limits' windows)     ARGV[11] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
- * ARGV[12] stateless decline code or ''                    ARGV[13] its rule id or ''
- * ARGV[14] meta JSON, stored as is                         ARGV[15] n, the number of limits
- * ARGV[16+7(i-1) ..] per limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId
- * Card controls (docs/api/card-controls.md), after the limits; with m = 0 nothing is checked or counted:
+ * ARGV[9] decision TTL s (covers the limits' windows)     ARGV[10] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
+ * ARGV[11] stateless decline '<code>|<rule id>' or ''
+ * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is; '': the record is
+ *   written in format 1 instead (DECISION_RECORD_FORMAT=json)
+ * ARGV[13] meta JSON, the decision.created event's extra data as it is
+ * ARGV[14] n, the number of limits     ARGV[15] ms a card control's daily total is kept
+ * ARGV[16] the record head's attempt, fingerprint and arrival, JSON (headOwnPart)
+ * ARGV[17] the record head's limit entries if approved, JSON (limitTails)   ARGV[18] its daily totals if counted (dailyTails)
+ * ARGV[19] the decision.created event's reference, last4, debit and arrivedAtMs, JSON object members (eventOwnPart)
+ * ARGV[20 .. 19+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
+ * Card controls (docs/api/card-controls.md), after the limits; with none nothing is checked or counted:
  * KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
- * ARGV[cb] m, the number of controls that apply (cb = 16 + 7n)   ARGV[cb+1] ms a daily total is kept
- * ARGV[cb+2+4(j-1) ..] per control j: kind, default enabled '1'|'0', default perTransactionMax or '', default dailyMax or ''
+ * ARGV[20+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
  * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
-export const AUTHORIZE_LUA = COMMON + LIMITS + `
+export const AUTHORIZE_LUA = COMMON + RECORDS + LIMITS + `
 local existing = redis.call('GET', KEYS[3])
 if existing then
-  local rec = cjson.decode(existing)
+  local rec = decodeRecord(existing, KEYS[3], ARGV[2], ARGV[1], ARGV[3])
   if rec.fingerprint ~= ARGV[5] then
     return {'05', 'conflict', '', '0', '', {}}
   end
   -- The platform acts on the answer to its latest attempt: a later attempt answering with the stored
   -- decision owns it (an earlier attempt's deadline compensation must not undo what it answers, and its own
   -- compensation must). An earlier attempt arriving here late takes nothing over.
-  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true and tonumber(ARGV[9]) >= tonumber(rec.attemptArrivedAtMs or rec.arrivedAtMs) then
+  if rec.attempt ~= ARGV[6] and rec.answeredOnDeadline ~= true and tonumber(ARGV[7]) >= tonumber(rec.attemptArrivedAtMs or rec.arrivedAtMs) then
     rec.attempt = ARGV[6]
-    rec.attemptArrivedAtMs = tonumber(ARGV[9])
-    redis.call('SET', KEYS[3], cjson.encode(rec), 'KEEPTTL')
+    rec.attemptArrivedAtMs = tonumber(ARGV[7])
+    redis.call('SET', KEYS[3], encodeRecord(rec, KEYS[3]), 'KEEPTTL')
   end
   local rid = rec.ruleId
   if type(rid) ~= 'string' then rid = '' end
@@ -448,39 +529,53 @@ end
 
 local debit = amount(ARGV[4], true)
 local nowMs = tonumber(ARGV[7])
-local n = tonumber(ARGV[15])
+local n = tonumber(ARGV[14])
 local code, reason, ruleId = '00', 'approved', ''
 local available = nil
+-- limit i: mode, measure, windowStartMs, retainMs, max, code, ruleId (split when a limit is checked)
+local limits = {}
+local function limitAt (i)
+  local l = limits[i]
+  if not l then
+    l = { string.match(ARGV[19 + i], '^(%a+)|(%a+)|(%d+)|(%d+)|(%d+)|(%d+)|(.+)$') }
+    if not l[7] then error('EXTAUTH_ASSERT limit ' .. i .. ' is not packed as mode|measure|start|retain|max|code|rule') end
+    limits[i] = l
+  end
+  return l
+end
 
 -- Card controls. The card's own settings are read here, in the atomic step: a change made between the
 -- request's arrival and this commit is the one applied. Every off control first, then the limits.
-local cb = 16 + n * 7
+local cb = 19 + n
 local ck = 5 + n
-local m = tonumber(ARGV[cb] or '0') or 0
+local m = #ARGV - cb
 local controlHit = nil
 -- what the decision saw, for the journal (docs/api/admin.md, Finding a decision); amounts as strings
-local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null, controlsSeen = cjson.null }
+local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSeen = cjson.null, limitSeen = cjson.null }
+-- the effective settings of the controls that applied, once read
+local ctl = {}
 local function checkControls ()
   local fields = {}
+  local defaults = {}
   for j = 1, m do
-    local kind = ARGV[cb + 2 + (j - 1) * 4]
+    local d = { string.match(ARGV[cb + j], '^([^|]+)|([01])|(%d*)|(%d*)$') }
+    if not d[4] then error('EXTAUTH_ASSERT control ' .. j .. ' is not packed as kind|enabled|per|daily') end
+    defaults[j] = d
+    local kind = d[1]
     table.insert(fields, kind .. '|enabled')
     table.insert(fields, kind .. '|perTransactionMax')
     table.insert(fields, kind .. '|dailyMax')
   end
   local own = redis.call('HMGET', KEYS[ck], unpack(fields))
-  local ctl = {}
   for j = 1, m do
-    local b = cb + 2 + (j - 1) * 4
-    local function pick (i, default)
+    local d = defaults[j]
+    local function pick (i)
       local v = own[(j - 1) * 3 + i]
       if v then return v end
-      return default
+      return d[i + 1]
     end
-    ctl[j] = { kind = ARGV[b], enabled = pick(1, ARGV[b + 1]), per = pick(2, ARGV[b + 2]), daily = pick(3, ARGV[b + 3]) }
+    ctl[j] = { kind = d[1], enabled = pick(1), per = pick(2), daily = pick(3) }
   end
-  seen.controlsSeen = {}
-  for j = 1, m do seen.controlsSeen[ctl[j].kind] = { e = ctl[j].enabled, p = ctl[j].per, d = ctl[j].daily } end
   for j = 1, m do
     if ctl[j].enabled ~= '1' then
       controlHit = { control = ctl[j].kind, check = 'enabled', debit = ARGV[4] }
@@ -521,7 +616,10 @@ else
     elseif (not card) and redis.call('HLEN', KEYS[2]) > 0 then code, reason = '14', 'card_unknown'
     else
       if m > 0 then code, reason = checkControls() end
-      if code == '00' and ARGV[12] ~= '' then code, reason, ruleId = ARGV[12], 'rule', ARGV[13] end
+      if code == '00' and ARGV[11] ~= '' then
+        local dcode, drule = string.match(ARGV[11], '^(%d+)|(.+)$')
+        code, reason, ruleId = dcode, 'rule', drule
+      end
     end
   end
 end
@@ -529,27 +627,27 @@ end
 local shadowHits = {}
 if code == '00' then
   for i = 1, n do
-    local b = 15 + (i - 1) * 7
+    local mode, measure, startMs, retainMs, max, lcode, lrule = unpack(limitAt(i))
     local key = KEYS[4 + i]
     local used
-    local complete = totalsReady(key, tonumber(ARGV[b + 4]))
-    if ARGV[b + 2] == 'count' then
-      used = redis.call('ZCOUNT', key, ARGV[b + 3], '+inf') + 1
+    local complete = totalsReady(key, tonumber(retainMs))
+    if measure == 'count' then
+      used = redis.call('ZCOUNT', key, startMs, '+inf') + 1
     elseif complete then
-      used = debit + windowAmount(key, tonumber(ARGV[b + 3]))
+      used = debit + windowAmount(key, tonumber(startMs))
     else
       -- totals still being summed from a window stored before them: entry by entry, as before them
       used = debit
-      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, ARGV[b + 3], '+inf')) do used = used + memberAmount(e) end
+      for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, startMs, '+inf')) do used = used + memberAmount(e) end
     end
-    if used > tonumber(ARGV[b + 5]) then
-      if ARGV[b + 1] == 'shadow' then
-        table.insert(shadowHits, ARGV[b + 7])
+    if used > tonumber(max) then
+      if mode == 'shadow' then
+        table.insert(shadowHits, lrule)
       elseif code == '00' then
-        code, reason, ruleId = ARGV[b + 6], 'limit', ARGV[b + 7]
+        code, reason, ruleId = lcode, 'limit', lrule
         local before = used - debit
-        if ARGV[b + 2] == 'count' then before = used - 1 end
-        seen.limitSeen = { ruleId = ARGV[b + 7], usedBefore = fmt(before), max = ARGV[b + 5] }
+        if measure == 'count' then before = used - 1 end
+        seen.limitSeen = { ruleId = lrule, usedBefore = fmt(before), max = max }
       end
     end
   end
@@ -570,54 +668,98 @@ if onDeadline then
 end
 
 local held = 0
-local entries = {}
+local counted = false
 if code == '00' then
   -- HINCRBY refuses the -0 of a zero-amount account check
   if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', -debit) end
   held = debit
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do
-    local b = 15 + (i - 1) * 7
     local key = KEYS[4 + i]
-    local retain = tonumber(ARGV[b + 4])
+    local retain = tonumber(limitAt(i)[4])
     windowAdd(key, nowMs, member)
     windowTrim(key, nowMs - retain)
     windowExpire(key, retain)
-    table.insert(entries, {key, member})
   end
 end
-local controlEntries = {}
 -- a zero-amount account check adds nothing to a daily total
-if code == '00' and debit > 0 then
+if code == '00' and debit > 0 and m > 0 then
+  counted = true
   for j = 1, m do
     local key = KEYS[ck + j]
     -- the amount as sent, digits: how a Lua number is turned into an argument differs between Redis versions
-    if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[cb + 1]) end
-    table.insert(controlEntries, {key, ARGV[4]})
+    if redis.call('INCRBY', key, ARGV[4]) == debit then redis.call('PEXPIRE', key, ARGV[15]) end
   end
 end
 
+-- The record (format 2, see RECORDS): the head put together from what was decided and the parts the caller
+-- encoded (the attempt, fingerprint and arrival; the entries' key tails), then the rest as sent. Codes,
+-- reasons and amounts are words and digits; what Redis or a rule gave is encoded.
+local function str (v)
+  if v == nil or v == cjson.null then return 'null' end
+  return cjson.encode(v)
+end
+local seenControls = 'null'
+if #ctl > 0 then
+  local parts = {}
+  for j = 1, #ctl do
+    local c = ctl[j]
+    parts[j] = c.kind .. '|' .. c.enabled .. '|' .. c.per .. '|' .. c.daily
+  end
+  seenControls = cjson.encode(table.concat(parts, ';'))
+end
+local limitTails, dailyTails = '[]', '[]'
+if code == '00' and n > 0 then limitTails = ARGV[17] end
+if counted then dailyTails = ARGV[18] end
+local onDeadlineFlag = '0'
+if onDeadline then onDeadlineFlag = '1' end
 local rid = cjson.null
 if ruleId ~= '' then rid = ruleId end
-local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], tonumber(ARGV[9]), deadline, storeNow)
-rec.code = code
-rec.reason = reason
-rec.ruleId = rid
-rec.debit = ARGV[4]
-rec.held = fmt(held)
-rec.shadowLimitHits = shadowHits
-rec.limitEntries = entries
-rec.answeredOnDeadline = onDeadline
-rec.decidedCode = decidedCode
-rec.meta = ARGV[14]
-rec.controlEntries = controlEntries
-rec.control = controlHit or cjson.null
-for k, v in pairs(seen) do rec[k] = v end
-redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', ARGV[10])
-journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[10])
+-- shadowLimitHits, ruleId, decidedCode, reversal, attemptArrivedAtMs, control, availableSeen, limitSeen: left out
+-- from the last one set on
+local late = { '[]', str(rid), str(decidedCode), 'null', 'null', str(controlHit), str(seen.availableSeen), str(seen.limitSeen) }
+if #shadowHits > 0 then late[1] = cjson.encode(shadowHits) end
+local last = #late
+while last > 0 and (late[last] == 'null' or late[last] == '[]') do last = last - 1 end
+local head = '[' .. ${RECORD_FORMAT} .. ',"' .. code .. '","' .. reason .. '","' .. ARGV[4] .. '","' .. fmt(held) .. '","0",' .. onDeadlineFlag .. ',' ..
+  ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. str(seen.customerStatus) .. ',' .. str(seen.cardStatus) .. ',' ..
+  limitTails .. ',' .. dailyTails
+if last > 0 then head = head .. ',' .. table.concat(late, ',', 1, last) end
+local record = head .. ']\\n' .. ARGV[12]
+if ARGV[12] == '' then
+  -- format 1, which every earlier version reads (DECISION_RECORD_FORMAT=json, for a rolling upgrade)
+  local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], nowMs, deadline, storeNow)
+  rec.code, rec.reason, rec.ruleId, rec.debit, rec.held = code, reason, rid, ARGV[4], fmt(held)
+  rec.shadowLimitHits, rec.answeredOnDeadline, rec.decidedCode, rec.meta = shadowHits, onDeadline, decidedCode, ARGV[13]
+  rec.control = controlHit or cjson.null
+  rec.limitEntries, rec.controlEntries = {}, {}
+  if code == '00' then
+    for i = 1, n do rec.limitEntries[i] = {KEYS[4 + i], ARGV[4] .. '|' .. ARGV[1]} end
+  end
+  if counted then
+    for j = 1, m do rec.controlEntries[j] = {KEYS[ck + j], ARGV[4]} end
+  end
+  for k, v in pairs(seen) do rec[k] = v end
+  rec.controlsSeen = cjson.null
+  if #ctl > 0 then
+    rec.controlsSeen = {}
+    for j = 1, #ctl do rec.controlsSeen[ctl[j].kind] = { e = ctl[j].enabled, p = ctl[j].per, d = ctl[j].daily } end
+  end
+  record = cjson.encode(rec)
+end
+redis.call('SET', KEYS[3], record, 'EX', ARGV[9])
+journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9])
 local avail = ''
 if available then avail = fmt(available) end
-emit(KEYS[4], ARGV[11], 'decision.created', ARGV[2], createdEvent(rec, available and avail or cjson.null), ARGV[14])
+-- the decision.created event's data, the same fields as createdEvent's (the caller encoded reference, last4,
+-- debit and arrival)
+local availJson = 'null'
+if available then availJson = '"' .. avail .. '"' end
+local onDeadlineJson = 'false'
+if onDeadline then onDeadlineJson = 'true' end
+emit(KEYS[4], ARGV[10], 'decision.created', ARGV[2], '{' .. ARGV[19] .. ',"code":"' .. code .. '","reason":"' .. reason .. '","ruleId":' .. str(rid) ..
+  ',"control":' .. str(controlHit) .. ',"held":"' .. fmt(held) .. '","available":' .. availJson .. ',"shadowLimitHits":' .. late[1] ..
+  ',"decidedCode":' .. str(decidedCode) .. ',"answeredOnDeadline":' .. onDeadlineJson .. ',"decidedAtMs":' .. fmt(storeNow) .. '}', ARGV[13])
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
@@ -633,21 +775,23 @@ return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
  * ARGV[1] reference  ARGV[2] urn  ARGV[3] attempt id  ARGV[4] fingerprint  ARGV[5] last4
  * ARGV[6] arrival epoch ms  ARGV[7] deadline epoch ms  ARGV[8] decision TTL s  ARGV[9] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[10] '0': release only, no tombstone when there is no decision (the attempt never reached the store)
+ * ARGV[11] the tombstone's rest (the request's side, packed by recordRest, without meta); '': format 1
  * Returns 'tombstoned' | 'released' | 'untouched'
  */
-export const ABANDON_LUA = COMMON + LIMITS + `
+export const ABANDON_LUA = COMMON + RECORDS + LIMITS + `
 local storeNow = storeNowMs()
 local existing = redis.call('GET', KEYS[2])
 if not existing then
   if ARGV[10] == '0' then return 'untouched' end
   local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[5], ARGV[3], ARGV[4], tonumber(ARGV[6]), tonumber(ARGV[7]), storeNow)
-  redis.call('SET', KEYS[2], cjson.encode(rec), 'EX', ARGV[8])
+  if ARGV[11] ~= '' then rec.rest = ARGV[11] end
+  redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'EX', ARGV[8])
   journal(KEYS[3], string.match(KEYS[2], '}:d:(.*)$'), rec.arrivedAtMs, ARGV[8])
   -- the guard answered 05 before anything was decided: that answer is the decision
   emit(KEYS[3], ARGV[9], 'decision.created', ARGV[2], createdEvent(rec, cjson.null))
   return 'tombstoned'
 end
-local rec = cjson.decode(existing)
+local rec = decodeRecord(existing, KEYS[2], ARGV[2], ARGV[1], ARGV[5])
 if rec.answeredOnDeadline == true then return 'untouched' end
 if rec.attempt ~= ARGV[3] then
   -- a later attempt at the same transaction was answered 05: the platform acts on that, so it owns the
@@ -670,7 +814,7 @@ rec.answeredOnDeadline = true
 rec.released = fmt(tonumber(rec.released) + held)
 rec.held = '0'
 rec.limitEntries = {}
-redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
+redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'KEEPTTL')
 emit(KEYS[3], ARGV[9], 'decision.released', ARGV[2], {
   reference = ARGV[1], last4 = rec.last4, decidedCode = rec.decidedCode, released = fmt(held),
   available = fmt(tonumber(redis.call('HGET', KEYS[1], 'available') or '0'))
@@ -686,13 +830,14 @@ return 'released'
  * then the daily totals of its card controls (a release gives its amount back to them)
  * ARGV[1] amount to release, '' for all that is held   ARGV[2] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
  * ARGV[3] audit context JSON or '' (see AUDIT)   ARGV[4] how long audit records are kept, s
+ * ARGV[5] urn  ARGV[6] reference  ARGV[7] last4 (of the record: a compact one leaves them out)
  * Returns {'OK', replayed '0'|'1', released, available} or {rejection code}
  */
-export const REVERSE_LUA = COMMON + LIMITS + AUDIT + `
+export const REVERSE_LUA = COMMON + RECORDS + LIMITS + AUDIT + `
 local auditing = auditOf(ARGV[3], ARGV[4])
 local existing = redis.call('GET', KEYS[2])
 if not existing then return {'DECISION_NOT_FOUND'} end
-local rec = cjson.decode(existing)
+local rec = decodeRecord(existing, KEYS[2], ARGV[5], ARGV[6], ARGV[7])
 if type(rec.reversal) == 'table' then
   if rec.reversal.requested == ARGV[1] then
     return {'OK', '1', rec.reversal.amount, redis.call('HGET', KEYS[1], 'available') or '0'}
@@ -721,7 +866,7 @@ rec.controlEntries = keptControls
 rec.held = fmt(left)
 rec.released = fmt(tonumber(rec.released) + amt)
 rec.reversal = { amount = fmt(amt), requested = ARGV[1], atMs = storeNowMs() }
-redis.call('SET', KEYS[2], cjson.encode(rec), 'KEEPTTL')
+redis.call('SET', KEYS[2], encodeRecord(rec, KEYS[2]), 'KEEPTTL')
 emit(KEYS[3], ARGV[2], 'decision.reversed', rec.urn, {
   reference = rec.reference, last4 = rec.last4, released = fmt(amt), held = fmt(left), available = fmt(available)
 })

@@ -14,9 +14,12 @@ import {
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
-import { MAX_BALANCE, assertAmount, controlHitOf, normalizeRecord } from './record.js'
+import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
+import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
 
 type Client = Redis | Cluster
+
+const CONTROL_DAILY_RETAIN_ARG = String(CONTROL_DAILY_RETAIN_MS)
 
 /** How much of the time left an approval's WAIT leaves for its reply (see authorize). */
 const WAIT_REPLY_RESERVE_MS = 200
@@ -142,6 +145,11 @@ export interface RedisStoreOptions {
   waitReplicas?: number
   /** how long a compensation waits for its replicas before it is retried */
   abandonWaitMs?: number
+  /**
+   * How new decision records are written: 'compact' (default), or 'json', the format every earlier version
+   * reads (for the first step of a rolling upgrade; src/store/record-format.ts). Both are read.
+   */
+  recordFormat?: 'compact' | 'json'
 }
 
 export class RedisStore implements Store {
@@ -150,6 +158,7 @@ export class RedisStore implements Store {
   readonly keys: Keys
   private readonly scripts: ScriptCommands
   private readonly streamMaxLen: number
+  private readonly streamMaxLenArg: string
   private readonly retentionMs: number
   private readonly auditKeepS: string
   /**
@@ -160,6 +169,7 @@ export class RedisStore implements Store {
   private offsetTimer: NodeJS.Timeout | null = null
   private readonly waitReplicas: number
   private readonly abandonWaitMs: number
+  private readonly compact: boolean
 
   /** called with the bucket of every event this store wrote (the local relay's hint) */
   onEvent: ((bucket: number) => void) | null = null
@@ -169,9 +179,11 @@ export class RedisStore implements Store {
     this.client = client
     this.waitReplicas = opts.waitReplicas ?? 0
     this.abandonWaitMs = opts.abandonWaitMs ?? 1000
+    this.compact = opts.recordFormat !== 'json'
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
+    this.streamMaxLenArg = String(this.streamMaxLen)
     this.retentionMs = opts.retentionMs ?? DECISION_RETENTION_MS_DEFAULT
     this.auditKeepS = String(Math.ceil((opts.auditRetentionMs ?? AUDIT_RETENTION_MS_DEFAULT) / 1000))
   }
@@ -217,20 +229,21 @@ export class RedisStore implements Store {
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
     const controlKeys = this.controlKeys(urn, input.last4, input.controls, true)
+    const deadlineAtMs = input.deadlineAtMs + this.clockOffsetMs
+    const controls = input.controls?.defaults ?? []
     const args: Array<string | number> = [
       4 + limitKeys.length + controlKeys.length,
       k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
-      String(input.nowMs), String(input.deadlineAtMs + this.clockOffsetMs), String(input.nowMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)),
-      String(this.streamMaxLen), input.decline?.code ?? '', input.decline?.ruleId ?? '',
-      JSON.stringify(input.meta), String(input.limits.length)
+      String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
+      input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
+      this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '', JSON.stringify(input.meta),
+      String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
+      limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
+      eventOwnPart(input)
     ]
-    for (const l of input.limits) {
-      args.push(l.mode, l.measure, String(l.windowStartMs), String(l.retainMs), String(l.max), l.code, l.ruleId)
-    }
-    const controls = input.controls?.defaults ?? []
-    args.push(String(controls.length), String(CONTROL_DAILY_RETAIN_MS))
-    for (const d of controls) args.push(...defaultArgs(d))
+    for (const l of input.limits) args.push(`${l.mode}|${l.measure}|${l.windowStartMs}|${l.retainMs}|${l.max}|${l.code}|${l.ruleId}`)
+    for (const d of controls) args.push(defaultArgs(d).join('|'))
     const connection = this.connectionNow()
     const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined, string | undefined]
     const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null
@@ -261,7 +274,8 @@ export class RedisStore implements Store {
     const out = await send(this.client, async () => await this.scripts.extauthAbandon(
       3 + limitKeys.length + controlKeys.length, k.customer(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.attempt, input.fingerprint, input.last4, String(input.arrivedAtMs),
-      String(input.deadlineAtMs), this.retentionSeconds, String(this.streamMaxLen), input.tombstone === false ? '0' : '1'))
+      String(input.deadlineAtMs), this.retentionSeconds, this.streamMaxLenArg, input.tombstone === false ? '0' : '1',
+      this.compact ? recordRest({ urn, reference, last4: input.last4, debit: '0' }, input.arrivedAtMs, input.deadlineAtMs, null) : ''))
     if (out !== 'untouched') this.wrote(urn)
     // A release acknowledged by the primary alone could vanish in a failover while the approval it undoes
     // survives on a replica: it counts as done only once replicated (else the compensator sends it again).
@@ -393,7 +407,7 @@ export class RedisStore implements Store {
     const key = this.keys.decision(urn, reference)
     const [raw, pttl] = await Promise.all([this.client.get(key), this.client.pttl(key)])
     if (raw === null) return null
-    return { ...normalizeRecord(JSON.parse(raw)), expiresAtMs: pttl >= 0 ? Date.now() + pttl : null }
+    return { ...decodeRecord(key, raw), expiresAtMs: pttl >= 0 ? Date.now() + pttl : null }
   }
 
   async reverse (urn: string, reference: string, amount: number | null, audit?: AuditContext): Promise<ReversalResult> {
@@ -405,7 +419,7 @@ export class RedisStore implements Store {
     if (rec === null) reject('DECISION_NOT_FOUND')
     const windowKeys = [...rec.limitEntries.map((e) => e[0]), ...rec.controlEntries.map((e) => e[0])]
     const out = await send(this.client, async () => await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
-      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), String(this.streamMaxLen), ...this.auditArgs(audit))) as string[]
+      k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), this.streamMaxLenArg, ...this.auditArgs(audit), urn, reference, rec.last4)) as string[]
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }

@@ -5,6 +5,7 @@
 // failover lost are counted and printed (the figure that justifies the setting; it may be 0 by luck).
 import t, { type Test } from 'tap'
 import { Keys } from '../../src/store/keys.js'
+import { decodeRecord } from '../../src/store/record-format.js'
 import { sentinelSetup, replicasCaughtUp, promoted, type SentinelSetup } from '../helpers/sentinel.js'
 import { startServer, metricValue } from '../helpers/server-process.js'
 import { adminApi, countBy, debitOf, newPool, percentile, postAuth, type Sample } from '../helpers/load.js'
@@ -98,8 +99,9 @@ async function audit (run: Run): Promise<Audit> {
   const lost: Sample[] = []
   const heldFor05: Sample[] = []
   for (const s of run.samples) {
-    const raw = await c.get(keys.decision(String(s.sent.urn), String(s.sent.transactionReferenceNumber)))
-    const rec = raw === null ? null : JSON.parse(raw) as { code: string, held: string }
+    const key = keys.decision(String(s.sent.urn), String(s.sent.transactionReferenceNumber))
+    const raw = await c.get(key)
+    const rec = raw === null ? null : decodeRecord(key, raw)
     if (s.code === '00') {
       if (rec === null || rec.code !== '00' || rec.held !== String(debitOf(s.sent))) lost.push(s)
     } else if (rec !== null && rec.held !== '0') {

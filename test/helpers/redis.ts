@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
-import { RedisStore, createRedisClient } from '../../src/store/redis.js'
+import { RedisStore, createRedisClient, type RedisStoreOptions } from '../../src/store/redis.js'
 import { deleteByPrefix } from '../../scripts/lib/redis-keys.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 
@@ -21,9 +21,9 @@ export function uniquePrefix (): string {
 }
 
 /** A RedisStore on the shared server with a fresh prefix; its keys are deleted at teardown. */
-export async function sharedRedisStore (t: Teardown, url = SHARED_REDIS_URL): Promise<RedisStore> {
+export async function sharedRedisStore (t: Teardown, url = SHARED_REDIS_URL, opts: Omit<RedisStoreOptions, 'prefix'> = {}): Promise<RedisStore> {
   const prefix = uniquePrefix()
-  const store = new RedisStore(createRedisClient({ url }), { prefix })
+  const store = new RedisStore(createRedisClient({ url }), { prefix, ...opts })
   await store.connect()
   t.teardown(async () => {
     await store.close()

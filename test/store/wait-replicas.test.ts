@@ -5,6 +5,8 @@
 import t from 'tap'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 import { Keys } from '../../src/store/keys.js'
+import { decodeRecord } from '../../src/store/record-format.js'
+import type { DecisionRecord } from '../../src/store/types.js'
 import { replicatedRedis } from '../helpers/sentinel.js'
 import { build } from '../helpers/app.js'
 import { adminHeaders, authBody, platformHeaders, answerDueMs } from '../helpers/config.js'
@@ -12,6 +14,11 @@ import { metricValue } from '../helpers/server-process.js'
 
 const DEADLINE_MS = 1500
 const PREFIX = 'wait:'
+/** the decision record stored under key on one node, or null */
+async function recordAt (client: { get: (key: string) => Promise<string | null> }, key: string): Promise<DecisionRecord | null> {
+  const raw = await client.get(key)
+  return raw === null ? null : decodeRecord(key, raw)
+}
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 t.test('an approval waits for its replica; without one it is released and answered 05', async (t) => {
@@ -36,8 +43,9 @@ t.test('an approval waits for its replica; without one it is released and answer
   const ok = authBody({ urn: 'UWAIT', transactionAmount: '100' })
   t.equal((await post(ok)).code, '00', 'replica up: approved')
   // WAIT returned only once the replica had it, so it is there now, with no further waiting
-  const rec = await onReplica.get(keys.decision('UWAIT', String(ok.transactionReferenceNumber)))
-  t.match(JSON.parse(rec ?? '{}'), { code: '00', held: '100' }, 'the approval answered 00 is already on the replica')
+  const okKey = keys.decision('UWAIT', String(ok.transactionReferenceNumber))
+  const rec = await onReplica.get(okKey)
+  t.match(rec === null ? {} : decodeRecord(okKey, rec), { code: '00', held: '100' }, 'the approval answered 00 is already on the replica')
 
   replica.proc.kill('SIGSTOP')
   t.teardown(() => { replica.proc.kill('SIGCONT') })
@@ -50,14 +58,14 @@ t.test('an approval waits for its replica; without one it is released and answer
   t.ok(declined.ms < DEADLINE_MS, `a decline does not wait for the replica (${declined.ms.toFixed(0)} ms, deadline ${DEADLINE_MS} ms)`)
   const lateKey = keys.decision('UWAIT', String(late.transactionReferenceNumber))
   // the release reached the primary, but is not confirmed while the replica cannot acknowledge it
-  for (let i = 0; i < 100 && JSON.parse(await primary.get(lateKey) ?? '{}').held !== '0'; i++) await sleep(50)
-  t.match(JSON.parse(await primary.get(lateKey) ?? '{}'), { held: '0', answeredOnDeadline: true }, 'released on the primary')
+  for (let i = 0; i < 100 && (await recordAt(primary, lateKey))?.held !== '0'; i++) await sleep(50)
+  t.match(await recordAt(primary, lateKey), { held: '0', answeredOnDeadline: true }, 'released on the primary')
   t.equal(b.deps.compensator.pending, 1, 'the release stays pending while no replica confirms it')
 
   replica.proc.kill('SIGCONT')
   for (let i = 0; i < 200 && b.deps.compensator.pending > 0; i++) await sleep(50)
   t.equal(b.deps.compensator.pending, 0, 'confirmed once the replica is back')
-  t.match(JSON.parse(await onReplica.get(lateKey) ?? '{}'), { held: '0' }, 'the release is on the replica')
+  t.match(await recordAt(onReplica, lateKey), { held: '0' }, 'the release is on the replica')
   t.equal(Number(await onReplica.hget(keys.customer('UWAIT'), 'available')), 10000 - 100, 'balance on the replica: only the 00 is debited')
   const metrics = await b.deps.metrics.registry.metrics()
   // the WAIT's own timeout normally answers first; on a stalled machine the deadline guard may (same outcome)
