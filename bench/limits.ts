@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util'
 import { spawn } from 'node:child_process'
 import { Redis } from 'ioredis'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
-import { AUTHORIZE_LUA } from '../src/store/lua.js'
+import { entryByEntryScript } from './lib/entry-by-entry.js'
 import { Keys, limitMember } from '../src/store/keys.js'
 import type { LimitCheck } from '../src/domain/rule-hits.js'
 import type { AuthorizeInput } from '../src/store/types.js'
@@ -36,23 +36,6 @@ const SCENARIOS: Array<{ name: string, start: (nowMs: number) => number }> = [
   { name: 'mid-history at any instant (moving with the clock)', start: (now) => now - 15 * DAY - 12_345 },
   { name: `month half over: a local midnight mid-history (${CALENDAR_ZONE})`, start: (now) => calendarStartMs('day', now - 15 * DAY, CALENDAR_ZONE) }
 ]
-
-/** The check and commit as they were before the totals: every entry of the window summed in Lua. */
-function entryByEntryScript (): string {
-  const swaps: Array<[string, string]> = [
-    // the check: never the totals, so always the entry-by-entry sum the script keeps for windows without them
-    ['    local complete = totalsReady(key, tonumber(ARGV[b + 4]))\n', '    local complete = false\n'],
-    ['    windowAdd(key, nowMs, member)\n    windowTrim(key, nowMs - retain)\n    windowExpire(key, retain)', `    redis.call('ZADD', key, nowMs, member)
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(nowMs - retain))
-    if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end`]
-  ]
-  let lua = AUTHORIZE_LUA
-  for (const [now, before] of swaps) {
-    if (!lua.includes(now)) throw new Error(`the authorize script changed: cannot rebuild the entry-by-entry sum (${now.trim()})`)
-    lua = lua.replace(now, before)
-  }
-  return lua
-}
 
 async function evalshaStats (admin: Redis): Promise<{ calls: number, usec: number }> {
   const line = (await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith('cmdstat_evalsha:'))
