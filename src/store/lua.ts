@@ -218,10 +218,25 @@ local function applySlices (tkey, by, sign)
     if amt ~= 0 and redis.call('HINCRBY', tkey, f, fmt(sign * amt)) <= 0 then redis.call('HDEL', tkey, f) end
   end
 end
+-- the six slice fields of a score, built once per call of the script (a decision adds one score to every window)
+local sliceFields = {}
 local function addSlices (tkey, score, amt)
+  if amt == 0 then return end
+  local names = sliceFields[score]
+  if not names then
+    names = {}
+    for i = 1, 6 do names[i] = NAMES[i] .. fmt(math.floor(score / LENS[i])) end
+    sliceFields[score] = names
+  end
+  -- the table sliceInto fills (the six fields differ, so each holds the amount), built in the same order so
+  -- that applySlices's order is kept; every field takes the same increment, formatted once
   local by = {}
-  sliceInto(by, score, amt)
-  applySlices(tkey, by, 1)
+  for i = 1, 6 do by[names[i]] = amt end
+  by.c = amt
+  local inc = fmt(amt)
+  for f in pairs(by) do
+    if redis.call('HINCRBY', tkey, f, inc) <= 0 then redis.call('HDEL', tkey, f) end
+  end
 end
 -- How far the totals go: entries scored below the returned score are in them (all when 'v' is set; those
 -- before the cursor 'r' while a window stored before the totals is being summed into them; none without either).
@@ -231,6 +246,14 @@ local function coveredBelow (tkey)
   if st[2] then return tonumber(st[2]) end
   return -math.huge
 end
+-- What totalsReady left coveredBelow at, per totals key, in this call of the script: a check's commit reads it
+-- from here (only totalsReady changes 'v' and 'r' of a window being committed to).
+local covered = {}
+local function coveredNow (tkey)
+  local below = covered[tkey]
+  if below == nil then below = coveredBelow(tkey) end
+  return below
+end
 -- Entries a check or rebuild sums into the totals at most, per decision: a window stored before the totals
 -- is summed into them over several decisions (each still checked by the plain sum meanwhile).
 local REBUILD_MAX = 1000
@@ -238,16 +261,20 @@ local REBUILD_MAX = 1000
 -- complete totals (kept no longer than its retention if nothing is committed); a window stored without them
 -- (before they were kept) is summed into them up to REBUILD_MAX entries further, oldest first, and the
 -- caller sums it entry by entry until that is done; totals found without their window are dropped.
+local ttlSeen = {}
 local function totalsReady (key, retainMs)
   local tkey = key .. ':t'
   local ttl = redis.call('PTTL', key)
+  ttlSeen[key] = ttl
   if ttl == -2 then
     redis.call('DEL', tkey)
     redis.call('HSET', tkey, 'v', '1')
     redis.call('PEXPIRE', tkey, retainMs)
+    covered[tkey] = math.huge
     return true
   end
   local below = coveredBelow(tkey)
+  covered[tkey] = below
   if below == math.huge then return true end
   if below == -math.huge then redis.call('DEL', tkey) end
   local from = '-inf'
@@ -272,8 +299,10 @@ local function totalsReady (key, retainMs)
   if done then
     redis.call('HSET', tkey, 'v', '1')
     redis.call('HDEL', tkey, 'r')
+    covered[tkey] = math.huge
   else
     redis.call('HSET', tkey, 'r', fmt(cursor))
+    covered[tkey] = tonumber(fmt(cursor))
   end
   if ttl > 0 then redis.call('PEXPIRE', tkey, ttl) end
   return done
@@ -371,7 +400,7 @@ end
 local function windowAdd (key, score, member)
   redis.call('ZADD', key, score, member)
   local tkey = key .. ':t'
-  if score < coveredBelow(tkey) then addSlices(tkey, score, memberAmount(member)) end
+  if score < coveredNow(tkey) then addSlices(tkey, score, memberAmount(member)) end
 end
 -- Removes an entry; with keepAmount > 0 puts it back for that amount at its own time (a part reversal), so the
 -- slices adjusted are those of the original transaction. Totals are adjusted only for an entry they hold
@@ -387,6 +416,7 @@ local function windowRemove (key, member, keepAmount, reference)
   end
   local tkey = key .. ':t'
   -- the last entry gone: so are its totals
+  covered[tkey] = nil
   if not back and redis.call('EXISTS', key) == 0 then redis.call('DEL', tkey)
   elseif tonumber(score) < coveredBelow(tkey) then addSlices(tkey, tonumber(score), keepAmount - memberAmount(member)) end
   return back
@@ -398,7 +428,7 @@ local function windowTrim (key, cutMs)
   local old = redis.call('ZRANGEBYSCORE', key, '-inf', '(' .. fmt(cutMs), 'WITHSCORES', 'LIMIT', 0, TRIM_MAX)
   if #old == 0 then return end
   local tkey = key .. ':t'
-  local below = coveredBelow(tkey)
+  local below = coveredNow(tkey)
   local by, members = {}, {}
   for i = 1, #old, 2 do
     table.insert(members, old[i])
@@ -409,9 +439,13 @@ local function windowTrim (key, cutMs)
   redis.call('ZREM', key, unpack(members))
   applySlices(tkey, by, -1)
 end
--- The window and its totals expire together, no earlier than retainMs from now.
+-- The window and its totals expire together, no earlier than retainMs from now. The ttl totalsReady saw is
+-- no lower than the one now (a key's ttl only falls; one without a ttl, or new since, has none): when it is
+-- already below retainMs, so is the one now, and it need not be read again. Once set it is read again.
 local function windowExpire (key, retainMs)
-  local ttl = redis.call('PTTL', key)
+  local ttl = ttlSeen[key]
+  ttlSeen[key] = nil
+  if not ttl or ttl >= retainMs then ttl = redis.call('PTTL', key) end
   if ttl < retainMs then
     redis.call('PEXPIRE', key, retainMs)
     ttl = retainMs
