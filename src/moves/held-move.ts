@@ -232,6 +232,17 @@ export class HeldMoves<R extends HeldMoveRecord> {
   }
 
   /** Gives the hold back, recording the intent (and `patch`) first. */
+  /**
+   * The send just counted never reached the platform: it is not counted. The hold goes back only when no
+   * earlier send may have reached the platform either: one whose answer was lost or timed out may have
+   * moved the money, and a repeat must settle that first.
+   */
+  private async unsent (r: R): Promise<R> {
+    const earlier = (r.sends ?? 1) - 1
+    if (earlier > 0) return await this.save(r, { sends: earlier } as Partial<R>)
+    return await this.release(r, { sends: 0 } as Partial<R>)
+  }
+
   private async release (r: R, patch: Partial<R>): Promise<R> {
     if (r.hold.state !== 'held') return await this.save(r, patch)
     return await this.settleHold(await this.save(r, { ...patch, hold: { ...r.hold, state: 'releasing' } }))
@@ -312,13 +323,15 @@ export class HeldMoves<R extends HeldMoveRecord> {
           sent = await steps.send()
         } catch (err) {
           // a request the adapter refuses to build was never sent: the hold goes back before the error does
-          if (isAdapterBadRequest(err)) await this.release(r, { sends: (r.sends ?? 1) - 1 } as Partial<R>)
+          // (unless an earlier send may have moved the money)
+          if (isAdapterBadRequest(err)) await this.unsent(r)
           throw err
         }
         if (sent.kind === 'failed') {
-          // never reached the platform: give the hold back, and the send is not counted (a 1054 to the next
-          // one cannot be about it); may have: keep it until a repeat settles it
-          if (!sent.sent) r = await this.release(r, { sends: (r.sends ?? 1) - 1 } as Partial<R>)
+          // never reached the platform: the send is not counted (a 1054 to the next one cannot be about it),
+          // and the hold goes back unless an earlier send may have moved the money; may have reached it: keep
+          // the hold until a repeat settles it
+          if (!sent.sent) r = await this.unsent(r)
           return { r, failed: sent }
         }
         if (sent.kind === 'declined') {

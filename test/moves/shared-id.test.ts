@@ -81,6 +81,23 @@ for (const kind of ['memory', 'redis'] as const) {
   })
 }
 
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(`a send that certainly did not leave, after one whose answer was lost: the hold stays for the repeat to settle (${kind})`, async (t) => {
+    // found by the money simulation (seed 4040 on Redis): the platform had moved the money on the first
+    // send, the second never left and gave the hold back, and the repeat, short of funds, declined
+    const lost = (): unknown => ({ kind: 'failed', reason: 'timeout', retryable: true, sent: true, attempts: 1, detail: 'UND_ERR_HEADERS_TIMEOUT' })
+    const notSent = (): unknown => ({ kind: 'failed', reason: 'transport', retryable: true, sent: false, attempts: 1, detail: 'ECONNREFUSED' })
+    const { store, transfers } = await rig([lost, notSent, DUPLICATE], kind === 'memory' ? new MemoryStore() : await sharedRedisStore(t))
+    t.match(await transfers.transfer(REQ), { status: 'FAILED', retryable: true, held: true })
+    t.match(await transfers.transfer(REQ), { status: 'FAILED', retryable: true, held: true }, 'the first send may have moved the money: still held')
+    t.equal((await store.getCustomer('A'))?.available, 600, 'the hold was not given back')
+    const r = await transfers.transfer(REQ)
+    t.match(r, { status: 'FAILED', retryable: false, held: true, upstream: { code: '1054' } }, 'a 1054 now may be about the first send: for an operator')
+    t.type(r.reconcile, 'string')
+    t.equal((await store.getCustomer('A'))?.available, 600)
+  })
+}
+
 t.test('a transfer forgotten after its record expired: an unload reusing its id is sent, the platform\'s 1054 gives the hold back', async (t) => {
   let now = Date.UTC(2026, 0, 1)
   const clock = (): number => now
