@@ -204,10 +204,22 @@ local LENS = { 60000, 900000, 3600000, 21600000, 86400000, 604800000 }
 local PER = { 15, 4, 6, 4, 7 }
 local function memberAmount (member) return tonumber(string.match(member, '^(%d+)|')) end
 -- Adds an entry's amount to the fields of its slices and to 'c', in a table of field -> amount.
+-- The six slice fields of a score; the last score's are kept for this call of the script (a decision adds
+-- one score to every window it commits to).
+local namesScore, namesOfScore = nil, nil
+local function sliceNames (score)
+  if score ~= namesScore then
+    namesOfScore = {}
+    for i = 1, 6 do namesOfScore[i] = NAMES[i] .. fmt(math.floor(score / LENS[i])) end
+    namesScore = score
+  end
+  return namesOfScore
+end
 local function sliceInto (by, score, amt)
   if amt == 0 then return end
+  local names = sliceNames(score)
   for i = 1, 6 do
-    local f = NAMES[i] .. fmt(math.floor(score / LENS[i]))
+    local f = names[i]
     by[f] = (by[f] or 0) + amt
   end
   by.c = (by.c or 0) + amt
@@ -218,25 +230,10 @@ local function applySlices (tkey, by, sign)
     if amt ~= 0 and redis.call('HINCRBY', tkey, f, fmt(sign * amt)) <= 0 then redis.call('HDEL', tkey, f) end
   end
 end
--- the six slice fields of a score, built once per call of the script (a decision adds one score to every window)
-local sliceFields = {}
 local function addSlices (tkey, score, amt)
-  if amt == 0 then return end
-  local names = sliceFields[score]
-  if not names then
-    names = {}
-    for i = 1, 6 do names[i] = NAMES[i] .. fmt(math.floor(score / LENS[i])) end
-    sliceFields[score] = names
-  end
-  -- the table sliceInto fills (the six fields differ, so each holds the amount), built in the same order so
-  -- that applySlices's order is kept; every field takes the same increment, formatted once
   local by = {}
-  for i = 1, 6 do by[names[i]] = amt end
-  by.c = amt
-  local inc = fmt(amt)
-  for f in pairs(by) do
-    if redis.call('HINCRBY', tkey, f, inc) <= 0 then redis.call('HDEL', tkey, f) end
-  end
+  sliceInto(by, score, amt)
+  applySlices(tkey, by, 1)
 end
 -- How far the totals go: entries scored below the returned score are in them (all when 'v' is set; those
 -- before the cursor 'r' while a window stored before the totals is being summed into them; none without either).
