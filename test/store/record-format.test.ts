@@ -231,6 +231,9 @@ t.test('DECISION_RECORD_FORMAT=json writes format one, as earlier versions read 
     return { ...rest, limitEntries: limitEntries.map(([k, m]) => [tail(k), m]), controlEntries: controlEntries.map(([k, m]) => [tail(k), m]) }
   }
   t.same(strip(await store.getDecision(urn, 'J1')), strip(await compact.getDecision(urn, 'J1')), 'reads as the compact record does')
+  for (const [name, s] of [['json', store], ['compact', compact]] as const) {
+    t.equal((await s.getDecision(urn, 'J1'))?.deadlineAtMs, input.deadlineAtMs + s.clockOffset, `${name}: the deadline on Redis's clock`)
+  }
   const late = authInput(urn, { reference: 'J2' })
   t.equal(await store.abandon({ ...abandonOf(late), controls: undefined }), 'tombstoned')
   t.ok((await store.client.get(store.keys.decision(urn, 'J2')) as string).startsWith('{'), 'a tombstone too')
