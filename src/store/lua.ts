@@ -26,7 +26,8 @@ end
 -- The outbox: an event goes to the bucket's stream in the same script as the change it reports, so there is
 -- no change without its event and no event without its change. Delivered entries are trimmed by the relay;
 -- past the backlog bound the oldest are dropped here, and counted in a key of the same bucket (same slot).
--- Fields: t type, u urn, d the script's data (JSON), x the caller's data (JSON, optional).
+-- Fields: t type, u urn, d the script's data (JSON), x the caller's data (JSON, optional; a decision's is the
+-- record's rest, see src/store/outbox-entry.ts).
 -- data: a table, or its JSON already put together.
 local function emit (stream, backlogMax, etype, urn, data, extra)
   if type(data) ~= 'string' then data = cjson.encode(data) end
@@ -527,7 +528,8 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  * ARGV[11] stateless decline '<code>|<rule id>' or ''
  * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is; '': the record is
  *   written in format 1 instead (DECISION_RECORD_FORMAT=json)
- * ARGV[13] meta JSON, the decision.created event's extra data as it is
+ * ARGV[13] meta JSON, for format 1 only ('' with a rest): the record's meta and the decision.created event's extra
+ *   data as it is. With a rest, the event's extra data is the rest (src/store/outbox-entry.ts reads both)
  * ARGV[14] n, the number of limits     ARGV[15] ms a card control's daily total is kept
  * ARGV[16] the record head's attempt, fingerprint and arrival, JSON (headOwnPart)
  * ARGV[17] the record head's limit entries if approved, JSON (limitTails)   ARGV[18] its daily totals if counted (dailyTails)
@@ -786,11 +788,14 @@ if available then avail = fmt(available) end
 -- debit and arrival)
 local availJson = 'null'
 if available then availJson = '"' .. avail .. '"' end
+-- the request's side: the record's rest (packed), or with format 1 the meta JSON
+local extra = ARGV[12]
+if extra == '' then extra = ARGV[13] end
 local onDeadlineJson = 'false'
 if onDeadline then onDeadlineJson = 'true' end
 emit(KEYS[4], ARGV[10], 'decision.created', ARGV[2], '{' .. ARGV[19] .. ',"code":"' .. code .. '","reason":"' .. reason .. '","ruleId":' .. str(rid) ..
   ',"control":' .. str(controlHit) .. ',"held":"' .. fmt(held) .. '","available":' .. availJson .. ',"shadowLimitHits":' .. late[1] ..
-  ',"decidedCode":' .. str(decidedCode) .. ',"answeredOnDeadline":' .. onDeadlineJson .. ',"decidedAtMs":' .. fmt(storeNow) .. '}', ARGV[13])
+  ',"decidedCode":' .. str(decidedCode) .. ',"answeredOnDeadline":' .. onDeadlineJson .. ',"decidedAtMs":' .. fmt(storeNow) .. '}', extra)
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}

@@ -2,6 +2,7 @@
 // body the receiver gets: {id, type, createdAt, data}. Both stores and the relay read entries through here.
 import { entriesFromFields, pairsToObject } from './control-fields.js'
 import { controlHitOf } from './record.js'
+import { metaOfRest } from './record-format.js'
 
 export { EVENT_TYPES, type EventType } from '../domain/events.js'
 
@@ -35,6 +36,19 @@ function list (v: unknown): unknown[] {
   return Array.isArray(v) ? v : []
 }
 
+/**
+ * A decision.created entry's extra data, the decision's meta: the record's rest as the authorize script stores
+ * it (a JSON array, the request's side packed against the decision's own urn, reference, last4 and debit), or,
+ * from an instance writing format 1 records (DECISION_RECORD_FORMAT=json) or an earlier version, the meta as a
+ * JSON object.
+ */
+function decisionExtra (fields: Record<string, string>, d: Record<string, unknown>): Record<string, unknown> {
+  const raw = fields.x
+  if (raw === undefined || !raw.startsWith('[')) return json(raw)
+  const own = { urn: fields.u ?? '', reference: String(d.reference), last4: String(d.last4), debit: String(d.debit) }
+  return (metaOfRest(raw, own) ?? {}) as unknown as Record<string, unknown>
+}
+
 function iso (ms: unknown): string | null {
   return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null
 }
@@ -42,9 +56,9 @@ function iso (ms: unknown): string | null {
 export function eventBody (bucket: number, streamId: string, fields: Record<string, string>): WebhookEvent {
   const type = fields.t ?? 'unknown'
   const d = json(fields.d)
-  const x = json(fields.x)
   let data: Record<string, unknown>
   if (type === 'decision.created') {
+    const x = decisionExtra(fields, d)
     const { arrivedAtMs, decidedAtMs, shadowLimitHits, ...rest } = d
     const shadowRules = list(x.shadowHits).map((h) => (h as { ruleId?: unknown }).ruleId).filter((r) => typeof r === 'string')
     data = {
@@ -60,7 +74,7 @@ export function eventBody (bucket: number, streamId: string, fields: Record<stri
   } else if (type === 'card.controls.updated') {
     data = { urn: fields.u, last4: d.last4, before: entriesFromFields(pairsToObject(d.before)), after: entriesFromFields(pairsToObject(d.after)) }
   } else {
-    data = { urn: fields.u, ...d, ...x }
+    data = { urn: fields.u, ...d, ...json(fields.x) }
   }
   const ms = Number(streamId.slice(0, streamId.indexOf('-')))
   return { id: eventId(bucket, streamId), type, createdAt: new Date(ms).toISOString(), data }

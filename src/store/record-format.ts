@@ -171,6 +171,15 @@ export function recordRest (own: Own, arrivedAtMs: number, deadlineAtMs: number,
     : [own.last4, deadlineAtMs - arrivedAtMs, packMeta(meta, own)])
 }
 
+/**
+ * The meta in a record's rest (recordRest's text), or null when it has none. The decision.created event
+ * carries the same rest as its extra data (src/store/outbox-entry.ts).
+ */
+export function metaOfRest (rest: string, own: Own): DecisionMeta | null {
+  const r = JSON.parse(rest) as unknown
+  return Array.isArray(r) && Array.isArray(r[2]) ? unpackMeta(r[2], own) : null
+}
+
 /** The scopes of the customer's keys: `<urn>` and `<urn>:<last4>`, escaped (Keys.limit, Keys.controlDaily). */
 function entryScope (own: Own): { urn: string, card: string } {
   const urn = part(own.urn)

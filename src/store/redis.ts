@@ -237,7 +237,8 @@ export class RedisStore implements Store {
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
-      this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '', JSON.stringify(input.meta),
+      this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '',
+      this.compact ? '' : JSON.stringify(input.meta),
       String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
       limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
       eventOwnPart(input)

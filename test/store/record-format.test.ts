@@ -10,6 +10,8 @@ import { RedisJournal } from '../../src/journal/source.js'
 import { exportJournal } from '../../src/cli/decisions-export.js'
 import { Keys, bucketOf, part, refShard } from '../../src/store/keys.js'
 import { decodeRecord, encodeRecord } from '../../src/store/record-format.js'
+import { eventBody } from '../../src/store/outbox-entry.js'
+import { pairsToObject } from '../../src/store/control-fields.js'
 import type { AuthorizeInput, DecisionRecord, Store } from '../../src/store/types.js'
 
 /**
@@ -200,6 +202,39 @@ t.test('the Redis store shows a decision as the memory store does', async (t) =>
   t.match(ra, { held: '150', released: '100', limitEntries: [[String, '150|x:1']], controlEntries: [[String, '150']] })
   t.same(ra?.limitEntries.length, rb?.limitEntries.length)
   t.same({ ...ra?.reversal, atMs: 0 }, { ...rb?.reversal, atMs: 0 })
+})
+
+t.test('the decision.created event carries the request\'s side: the same event from the memory store, a compact and a format-one Redis store', async (t) => {
+  const compact = await sharedRedisStore(t)
+  const json = await sharedRedisStore(t, undefined, { recordFormat: 'json' })
+  const memory = new MemoryStore()
+  const { meta } = sample().rec
+  const urn = odd.urn
+  const input = authInput(urn, { reference: odd.reference, debitAmount: 500, last4: '43:1', meta: meta as NonNullable<typeof meta> })
+  const bodies: Array<Record<string, unknown>> = []
+  for (const s of [memory, compact, json]) {
+    await s.putCustomer(urn, {})
+    await s.credit(urn, 1000, 'open')
+    await s.authorize(input)
+    const entries = s instanceof MemoryStore
+      ? s.outboxEntries(bucketOf(urn)).map((e) => [e.id, e.fields] as const)
+      : (await s.client.xrange(s.keys.stream(urn), '-', '+')).map(([id, f]) => [id, pairsToObject(f)] as const)
+    const [id, fields] = entries.find(([, f]) => f.t === 'decision.created') ?? t.fail('no decision.created') as never
+    if (s === compact) {
+      t.ok(fields.x?.startsWith('['), 'compact: the extra data is the record\'s rest')
+      t.ok((fields.x ?? '').length < JSON.stringify(meta).length, 'compact: shorter than the meta as JSON')
+    } else {
+      t.same(JSON.parse(fields.x ?? 'null'), meta, `${s === json ? 'format one' : 'memory'}: the meta as JSON`)
+    }
+    const { data } = eventBody(bucketOf(urn), id, fields)
+    const { decidedAt: _d, ...rest } = data
+    bodies.push(rest)
+  }
+  const m = meta as NonNullable<typeof meta>
+  t.match(bodies[0], { urn, reference: odd.reference, last4: '43:1', debit: '500', code: '00', request: m.request, rulesVersion: m.rulesVersion, shadowHits: ['sh'] })
+  t.same(bodies[0]?.request, m.request, 'the request as it came')
+  t.same(bodies[1], bodies[0], 'compact Redis: the same event')
+  t.same(bodies[2], bodies[0], 'format-one Redis: the same event')
 })
 
 t.test('DECISION_RECORD_FORMAT=json writes format one, as earlier versions read it', async (t) => {
