@@ -85,10 +85,13 @@ function trimNulls (a: unknown[]): unknown[] {
   return a.length === n ? a : a.slice(0, n)
 }
 
+// packRequest and packMeta run once per decision: loops over the keys and arrays filled in order, no
+// entries, maps or spreads of arrays made for the moment
 function packRequest (req: Record<string, string>, own: Own): unknown[] {
   const out: unknown[] = []
   let extra: Record<string, string> | null = null
-  for (const [k, v] of Object.entries(req)) {
+  for (const k in req) {
+    const v = req[k] as string
     const i = REQUEST_INDEX.get(k)
     // a field out of the list's order is kept by name, so the object reads back in the order it had
     if (i === undefined || extra !== null || out.length > i) {
@@ -96,12 +99,19 @@ function packRequest (req: Record<string, string>, own: Own): unknown[] {
       extra[k] = v
       continue
     }
+    while (out.length < i) out.push(null)
     const same = SAME_AS_RECORD[k]
-    out[i] = same !== undefined && own[same] === v ? 0 : v
+    out.push(same !== undefined && own[same] === v ? 0 : v)
   }
-  for (let i = 0; i < out.length; i++) if (out[i] === undefined) out[i] = null
   if (extra !== null) out.push(extra)
   return out
+}
+
+/** meta's field f, or 0 when it is the request's field of the same name (FROM_REQUEST) */
+function fromRequest (m: Record<string, unknown>, req: Record<string, string> | undefined, f: typeof FROM_REQUEST[number]): unknown {
+  const v = m[f]
+  if (v === undefined) return null
+  return req !== undefined && req[f] === v ? 0 : v
 }
 
 function unpackRequest (packed: unknown[], own: Own): Record<string, string> {
@@ -128,7 +138,7 @@ export function packMeta (meta: DecisionMeta, own: Own): unknown[] {
   const m = meta as unknown as Record<string, unknown>
   const req = m.request as Record<string, string> | undefined
   let rest: Record<string, unknown> | null = null
-  for (const k of Object.keys(m)) {
+  for (const k in m) {
     if (META_KNOWN.has(k) || m[k] === undefined) continue
     rest ??= {}
     rest[k] = m[k]
@@ -136,7 +146,7 @@ export function packMeta (meta: DecisionMeta, own: Own): unknown[] {
   const out: unknown[] = [
     m.rulesVersion ?? null,
     Array.isArray(m.shadowHits) ? m.shadowHits.map((h) => packExact(h, HIT_KEYS)) : (m.shadowHits ?? null),
-    ...FROM_REQUEST.map((f) => m[f] === undefined ? null : req !== undefined && req[f] === m[f] ? 0 : m[f]),
+    fromRequest(m, req, 'transactionAmount'), fromRequest(m, req, 'currencyCode'), fromRequest(m, req, 'channel'),
     req === undefined ? null : packRequest(req, own),
     m.decline === undefined ? null : packExact(m.decline, HIT_KEYS),
     Array.isArray(m.limits) ? m.limits.map((l) => packExact(l, LIMIT_KEYS)) : (m.limits ?? null),
