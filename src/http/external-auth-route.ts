@@ -118,22 +118,29 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     }, 'decision')
   }
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style (no promise per request): a refusal is sent here and `done` is not called.
+  app.addHook('onRequest', (request, reply, done) => {
     request.arrivedAtMs = clock.now()
-    if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) return
+    if (request.routeOptions.url !== EXTERNAL_AUTH_PATH) {
+      done()
+      return
+    }
     if (!ipAllowed(request.ip, opts.allowedSourceIps)) {
       metrics.badRequests.inc({ status: '403' })
       refusals(metrics.registry).inc({ status: '403', reason: 'source' })
       log.warn({ ip: request.ip }, 'source address not allowed')
-      return await reply.code(403).send(answerFor('05', undefined, opts.answer))
+      reply.code(403).send(answerFor('05', undefined, opts.answer))
+      return
     }
     const bad = failedHeader(request.headers, opts.headers)
     if (bad !== null) {
       metrics.badRequests.inc({ status: '401' })
       refusals(metrics.registry).inc({ status: '401', reason: 'caller' })
       log.warn({ ip: request.ip, header: bad }, 'caller header missing or wrong')
-      return await reply.code(401).send(answerFor('05', undefined, opts.answer))
+      reply.code(401).send(answerFor('05', undefined, opts.answer))
+      return
     }
+    done()
   })
 
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
@@ -186,12 +193,13 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     bodyLimit: 16 * 1024,
     // no child logger per request: this route logs through `log` and `decisionLog`, never `request.log`
     childLoggerFactory: (logger) => logger
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const body = request.body as AuthRequest
     const arrivedAtMs = request.arrivedAtMs
     const deadlineAtMs = arrivedAtMs + opts.deadlineMs
     // The answer is sent by whichever comes first, the decision or the guard's deadline, with no promise
-    // or timer of its own; the handler returns the reply to say it is sent later.
+    // or timer of its own. A plain handler that returns nothing sends later: Fastify neither waits on a
+    // promise nor watches the response for its end (what returning the reply from an async handler costs).
     const f = guard.start(deadlineAtMs, () => sendAnswer(reply, () => {
       metrics.deadlineHits.inc()
       logDecision(request, body, '05', 'deadline')
@@ -207,7 +215,6 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     }, (err: unknown) => {
       if (guard.finish(f)) sendAnswer(reply, () => storeFailed(request, reply, body, err))
     })
-    return reply
   })
 }
 
