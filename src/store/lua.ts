@@ -540,7 +540,13 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  * ARGV[20+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
  * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
-export const AUTHORIZE_LUA = COMMON + RECORDS + LIMITS + `
+/**
+ * The authorize script's definitions (the helpers above), apart from its body so that the same code also
+ * runs as a Redis function (AUTHORIZE_LIBRARY in functions.ts): a function library defines them once when it
+ * is loaded, a script on every call.
+ */
+export const AUTHORIZE_DEFINITIONS = COMMON + RECORDS + LIMITS
+export const AUTHORIZE_BODY = `
 local existing = redis.call('GET', KEYS[3])
 if existing then
   local rec = decodeRecord(existing, KEYS[3], ARGV[2], ARGV[1], ARGV[3])
@@ -800,6 +806,7 @@ local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end
 return {code, reason, ruleId, '0', avail, shadowHits, hitJson}
 `
+export const AUTHORIZE_LUA = AUTHORIZE_DEFINITIONS + AUTHORIZE_BODY
 
 /**
  * Deadline compensation for one request attempt. Safe in either order with the attempt's authorize:

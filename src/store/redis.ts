@@ -16,6 +16,7 @@ import {
 } from './types.js'
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
 import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
+import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, functionMissing, functionsUnavailable } from './functions.js'
 
 type Client = Redis | Cluster
 
@@ -150,6 +151,11 @@ export interface RedisStoreOptions {
    * reads (for the first step of a rolling upgrade; src/store/record-format.ts). Both are read.
    */
   recordFormat?: 'compact' | 'json'
+  /**
+   * Whether authorize runs as a Redis function (functions.ts; default true, EVALSHA where Redis has none);
+   * false: always EVALSHA (the benches that swap the script's text)
+   */
+  functions?: boolean
 }
 
 export class RedisStore implements Store {
@@ -170,6 +176,8 @@ export class RedisStore implements Store {
   private readonly waitReplicas: number
   private readonly abandonWaitMs: number
   private readonly compact: boolean
+  /** authorize through FCALL: null until the library is loaded, false where Redis will not (EVALSHA) */
+  private functions: boolean | null
 
   /** called with the bucket of every event this store wrote (the local relay's hint) */
   onEvent: ((bucket: number) => void) | null = null
@@ -180,6 +188,7 @@ export class RedisStore implements Store {
     this.waitReplicas = opts.waitReplicas ?? 0
     this.abandonWaitMs = opts.abandonWaitMs ?? 1000
     this.compact = opts.recordFormat !== 'json'
+    this.functions = opts.functions === false ? false : null
     this.keys = new Keys(opts.prefix)
     this.scripts = defineScripts(client)
     this.streamMaxLen = backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT)
@@ -208,6 +217,46 @@ export class RedisStore implements Store {
     if (this.client.status === 'wait') await this.client.connect()
     await this.ping()
     await this.measureClockOffset()
+    // now rather than on the first decision; a state that passes (a replica, loading) leaves it to that
+    if (this.functions !== false) await this.loadFunctions().catch(() => {})
+  }
+
+  /** Whether authorize runs as a Redis function (true), with EVALSHA (false), or is not known yet (null). */
+  get usesFunctions (): boolean | null {
+    return this.functions
+  }
+
+  /**
+   * FUNCTION LOAD REPLACE of the authorize library, on every primary of a cluster: the same name is the same
+   * code, so loading it again changes nothing. Where Redis will not run it, the store stays on EVALSHA.
+   */
+  private async loadFunctions (): Promise<void> {
+    const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client]
+    try {
+      await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)))
+      this.functions = true
+    } catch (err) {
+      if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) this.functions = false
+      else throw err
+    }
+  }
+
+  /**
+   * The authorize call: FCALL of the library's function, or EVALSHA of the same code. A reply saying the
+   * function is not there (a Redis restarted empty, a first call) means nothing ran: the library is loaded
+   * and the call sent once more.
+   */
+  private async authorizeCall (args: Array<string | number>): Promise<unknown> {
+    if (this.functions !== false) {
+      try {
+        return await this.client.call('FCALL', AUTHORIZE_FUNCTION, ...args)
+      } catch (err) {
+        if (!(err instanceof ReplyError) || !functionMissing((err as Error).message)) throw err
+        await this.loadFunctions()
+        if (this.functions === true) return await this.client.call('FCALL', AUTHORIZE_FUNCTION, ...args)
+      }
+    }
+    return await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))
   }
 
   private async measureClockOffset (): Promise<void> {
@@ -246,7 +295,7 @@ export class RedisStore implements Store {
     for (const l of input.limits) args.push(`${l.mode}|${l.measure}|${l.windowStartMs}|${l.retainMs}|${l.max}|${l.code}|${l.ruleId}`)
     for (const d of controls) args.push(defaultArgs(d).join('|'))
     const connection = this.connectionNow()
-    const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))) as [string, string, string, string, string, string[] | undefined, string | undefined]
+    const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.authorizeCall(args)) as [string, string, string, string, string, string[] | undefined, string | undefined]
     const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null
     if (replayed !== '1' && reason !== 'conflict') this.wrote(urn)
     if (code === '00' && this.waitReplicas > 0) {

@@ -66,6 +66,8 @@ export interface PrivateRedisOptions {
    * directory of its own (deleted at teardown). Without it the server keeps nothing.
    */
   persist?: boolean
+  /** more redis-server arguments (e.g. --rename-command) */
+  args?: string[]
 }
 
 /** Starts redis-server on a free loopback port (no persistence unless asked); stopped at teardown. */
@@ -79,7 +81,7 @@ export async function privateRedis (t: Teardown, opts: PrivateRedisOptions = {})
     ? ['--appendonly', 'no']
     : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]
   const start = async (): Promise<void> => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--enable-debug-command', 'local'], { stdio: 'ignore' })
+    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--enable-debug-command', 'local', ...(opts.args ?? [])], { stdio: 'ignore' })
     await waitForPing(url, 5000)
   }
   const stop = async (): Promise<void> => {

@@ -177,3 +177,5 @@ t.comment(`seed ${seed} (TEST_SEED=${seed} reruns it)`)
 
 t.test('memory store', async (t) => { await run(t, new MemoryStore(), seed, 1500) })
 t.test('redis store', async (t) => { await run(t, await sharedRedisStore(t), seed, 700) })
+// authorize as a script sent with EVALSHA, where Redis has no functions (src/store/functions.ts)
+t.test('redis store, authorize with EVALSHA', async (t) => { await run(t, await sharedRedisStore(t, undefined, { functions: false }), seed, 700) })
