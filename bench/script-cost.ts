@@ -1,0 +1,131 @@
+// The decision script's cost in Redis alone, as EVALSHA of the script and as FCALL of the same code loaded as
+// a function library (src/store/functions.ts), taking turns: Redis time per call (INFO commandstats), the
+// median over the rounds, and of it what the Redis commands the script calls take. redis-server runs on a
+// port of its own, pinned to one core, and redis-benchmark (C, light) sends the calls from the other, so the
+// figures are Redis's and little else's. A plain approval of a known customer and card, no limits or
+// controls: the bench's usual decision. Not a test.
+//   npm run bench:script [-- --calls 20000 --rounds 15]
+// Needs redis-server and redis-benchmark (Debian: redis-server and redis-tools), taskset if there (util-linux).
+import { parseArgs } from 'node:util'
+import { execFileSync, spawn } from 'node:child_process'
+import { Redis } from 'ioredis'
+import { AUTHORIZE_LUA } from '../src/store/lua.js'
+import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
+import { recordRest, eventOwnPart, headOwnPart } from '../src/store/record-format.js'
+import { Keys } from '../src/store/keys.js'
+import { freePort } from '../scripts/lib/free-port.js'
+
+const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' } } })
+const calls = Number(v.calls)
+const rounds = Number(v.rounds)
+
+function has (cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+const pinned = has('taskset')
+const onCore = (core: number, argv: string[]): [string, string[]] => pinned ? ['taskset', ['-c', String(core), ...argv]] : [argv[0] as string, argv.slice(1)]
+
+/** redis-benchmark puts a fresh 12-digit number in place of each __rand_int__ of a call: a new reference */
+const REF = 'R__rand_int__'
+const URN = 'U1'
+const LAST4 = '4321'
+
+/** The authorize script's arguments for one approval of 1, as RedisStore.authorize puts them together. */
+function authorizeArgs (keys: Keys): string[] {
+  const arrival = Date.now()
+  const deadline = arrival + 365 * 86_400_000
+  const own = { urn: URN, reference: REF, last4: LAST4, debit: '1' }
+  const meta = {
+    rulesVersion: '0e20ab44356b', shadowHits: [], transactionAmount: '1', currencyCode: '356', channel: 'POS',
+    request: { customerId: 'C1', urn: URN, merchantName: 'Load Test Store', terminalId: 'T0001', mcc: '5411', systemTraceAuditNumber: '1', cardNetwork: 'RUPAY', channel: 'POS', merchantId: 'M-LOAD-1', transactionAmount: '1', transactionReferenceNumber: REF, currencyCode: '356', last4Digits: LAST4 }
+  }
+  return [
+    '4', keys.customer(URN), keys.cards(URN), keys.decision(URN, REF), keys.stream(URN),
+    REF, URN, LAST4, '1', 'fingerprint-of-1-4321', 'attempt-1', String(arrival), String(deadline), String(8 * 86_400),
+    '100000000', '', recordRest(own, arrival, deadline, meta as never), '', '0', '93600000', headOwnPart('attempt-1', 'fingerprint-of-1-4321', arrival),
+    '[]', '[]', eventOwnPart({ reference: REF, last4: LAST4, debitAmount: 1, nowMs: arrival })
+  ]
+}
+
+interface Stat { calls: number, usec: number }
+async function commandStats (admin: Redis): Promise<Map<string, Stat>> {
+  const out = new Map<string, Stat>()
+  for (const line of (await admin.info('commandstats')).split('\r\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line)
+    if (m !== null) out.set(m[1] as string, { calls: Number(m[2]), usec: Number(m[3]) })
+  }
+  return out
+}
+
+async function main (): Promise<void> {
+  for (const cmd of ['redis-server', 'redis-benchmark']) {
+    if (!has(cmd)) throw new Error(`${cmd} is not installed`)
+  }
+  const port = await freePort()
+  const [bin, argv] = onCore(1, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  const server = spawn(bin, argv, { stdio: 'ignore' })
+  const admin = new Redis(port, { retryStrategy: (n) => (n > 100 ? null : 50) })
+  admin.on('error', () => {})
+  try {
+    await new Promise<void>((resolve, reject) => { admin.once('ready', resolve); admin.once('end', () => { reject(new Error('redis-server did not start')) }) })
+    const keys = new Keys('bench-script:')
+    const sha = await admin.script('LOAD', AUTHORIZE_LUA) as string
+    await admin.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)
+    const args = authorizeArgs(keys)
+    const variants: Array<{ name: string, command: string, argv: string[] }> = [
+      { name: 'EVALSHA of the script', command: 'evalsha', argv: ['EVALSHA', sha, ...args] },
+      { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] }
+    ]
+    const perCall = new Map<string, number[]>()
+    const inner = new Map<string, Map<string, number>>()
+    for (let round = 0; round < rounds; round++) {
+      for (const variant of variants) {
+        await admin.flushall()
+        await admin.hset(keys.customer(URN), 'status', 'ACTIVE', 'available', '9000000000000000')
+        await admin.hset(keys.cards(URN), LAST4, 'ACTIVE')
+        await admin.config('RESETSTAT')
+        const [b, a] = onCore(0, ['redis-benchmark', '-p', String(port), '-c', '8', '-n', String(calls), '-r', '1000000000', '-q', ...variant.argv])
+        execFileSync(b, a, { stdio: 'ignore' })
+        const stats = await commandStats(admin)
+        const own = stats.get(variant.command)
+        if (own === undefined || own.calls < calls) throw new Error(`${variant.name}: ${own?.calls ?? 0} of ${calls} calls ran`)
+        const failed = /failed_calls=(\d+)/.exec((await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith(`cmdstat_${variant.command}:`)) ?? '')
+        if (Number(failed?.[1] ?? 0) > 0) throw new Error(`${variant.name}: ${failed?.[1] ?? ''} calls failed`)
+        const list = perCall.get(variant.name) ?? []
+        list.push(own.usec / own.calls)
+        perCall.set(variant.name, list)
+        const called = new Map<string, number>()
+        for (const [name, s] of stats) if (name !== variant.command && !name.startsWith('config') && !name.startsWith('info')) called.set(name, s.usec / own.calls)
+        inner.set(variant.name, called)
+      }
+    }
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+    process.stdout.write(`${calls} calls a round, ${rounds} rounds taking turns${pinned ? ', redis-server and redis-benchmark each on a core of its own' : ' (no taskset: not pinned)'}\n\n`)
+    process.stdout.write(`${''.padEnd(26)}${'µs/call'.padStart(9)}${'commands'.padStart(10)}   rounds\n`)
+    for (const variant of variants) {
+      const xs = perCall.get(variant.name) ?? []
+      const commands = [...(inner.get(variant.name) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
+      process.stdout.write(`${variant.name.padEnd(26)}${median(xs).toFixed(1).padStart(9)}${commands.toFixed(1).padStart(10)}   ${xs.map((x) => x.toFixed(1)).join(' ')}\n`)
+    }
+    // the machine's other work moves both alike within a round: the ratio of each round's pair is steadier
+    const [e, f] = variants.map((x) => perCall.get(x.name) ?? [])
+    const ratios = (f as number[]).map((x, i) => x / ((e as number[])[i] as number))
+    process.stdout.write(`\nFCALL / EVALSHA, round by round: median ${median(ratios).toFixed(2)}, lower in ${ratios.filter((r) => r < 1).length} of ${ratios.length} rounds\n`)
+    process.stdout.write('"commands": the Redis commands the script calls, per call, of the last round\n')
+    const top = [...(inner.get(variants[1]?.name ?? '') ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
+    process.stdout.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
+  } finally {
+    admin.disconnect()
+    server.kill()
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:script: ${(err as Error).message}\n`)
+  process.exit(1)
+})
