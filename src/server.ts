@@ -5,6 +5,7 @@ import { loadConfig, ConfigError } from './config.js'
 import { createLogger } from './logger.js'
 import { buildAdminApp, buildPublicApp } from './app.js'
 import { createServices } from './services.js'
+import { RedisStore } from './store/redis.js'
 
 async function main (): Promise<void> {
   let config
@@ -61,14 +62,22 @@ async function main (): Promise<void> {
   } else {
     await adminApp.listen({ host: config.adminHost, port: config.adminPort })
   }
-  const readyLine = { store: services.store.kind, rules: services.rulesManager.current.version, deadlineMs: config.deadlineMs }
+  // on Redis, how decisions reach it: as a Redis function, or as a script where Redis will not run one
+  // (docs/operations/runbook.md, The decision's Redis function); read when the line is written
+  const store = services.store
+  const readyLine = (): Record<string, unknown> => ({
+    store: store.kind,
+    ...(store instanceof RedisStore ? { redisFunctions: store.usesFunctions } : {}),
+    rules: services.rulesManager.current.version,
+    deadlineMs: config.deadlineMs
+  })
   if (services.store.ready()) {
-    log.info(readyLine, 'extauth ready')
+    log.info(readyLine(), 'extauth ready')
   } else {
     // listening (liveness answers, readiness says 503) but not ready: say so, and say "ready" only when it is
     const p = services.storeStatus.problem()
-    log.warn({ ...readyLine, ...p }, `extauth listening, not ready: redis ${p?.redis ?? ''} unreachable: ${p?.cause ?? ''}`)
-    services.storeStatus.ready.then(() => { log.info(readyLine, 'extauth ready') }, () => {})
+    log.warn({ ...readyLine(), ...p }, `extauth listening, not ready: redis ${p?.redis ?? ''} unreachable: ${p?.cause ?? ''}`)
+    services.storeStatus.ready.then(() => { log.info(readyLine(), 'extauth ready') }, () => {})
   }
 }
 

@@ -21,9 +21,15 @@ ${AUTHORIZE_BODY}
 end)
 `
 
-/** Replies after which nothing ran and FCALL can be sent again once the library is loaded. */
-export function functionMissing (message: string): boolean {
-  return /Function not found|unknown command/i.test(message)
+/**
+ * What an FCALL refused before running anything says: 'missing', the library is not loaded here (load it and
+ * send again); 'refused', this Redis will not run it (a proxy or user without FCALL: send the script with
+ * EVALSHA); null for anything else.
+ */
+export function fcallRefused (message: string): 'missing' | 'refused' | null {
+  if (/^ERR Function not found/.test(message)) return 'missing'
+  if (/^ERR unknown command/i.test(message) || /^NOPERM .*'fcall'/i.test(message)) return 'refused'
+  return null
 }
 
 /**
@@ -32,5 +38,5 @@ export function functionMissing (message: string): boolean {
  * failover under way): the former leave the store on EVALSHA.
  */
 export function functionsUnavailable (message: string): boolean {
-  return !/^(LOADING|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/.test(message)
+  return !/^(LOADING|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|MOVED|ASK|OOM|NOREPLICAS|MISCONF)\b/.test(message)
 }

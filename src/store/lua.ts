@@ -450,6 +450,12 @@ local function windowExpire (key, retainMs)
   end
   redis.call('PEXPIRE', key .. ':t', ttl)
 end
+-- The state above that is one call's: covered, ttlSeen, the last score's slice names. A script's text runs
+-- anew on every call; a function's definitions run once, when its library is loaded, and would keep it
+-- from one decision to the next (growing with every window checked): the function's body starts here.
+local function callStart ()
+  covered, ttlSeen, namesScore, namesOfScore = {}, {}, nil, nil
+end
 `
 
 /**
@@ -547,6 +553,7 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  */
 export const AUTHORIZE_DEFINITIONS = COMMON + RECORDS + LIMITS
 export const AUTHORIZE_BODY = `
+callStart()
 local existing = redis.call('GET', KEYS[3])
 if existing then
   local rec = decodeRecord(existing, KEYS[3], ARGV[2], ARGV[1], ARGV[3])

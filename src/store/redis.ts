@@ -16,7 +16,7 @@ import {
 } from './types.js'
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
 import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
-import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, functionMissing, functionsUnavailable } from './functions.js'
+import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, fcallRefused, functionsUnavailable } from './functions.js'
 
 type Client = Redis | Cluster
 
@@ -178,6 +178,8 @@ export class RedisStore implements Store {
   private readonly compact: boolean
   /** authorize through FCALL: null until the library is loaded, false where Redis will not (EVALSHA) */
   private functions: boolean | null
+  /** the library's load under way, if one is */
+  private loading: Promise<void> | null = null
 
   /** called with the bucket of every event this store wrote (the local relay's hint) */
   onEvent: ((bucket: number) => void) | null = null
@@ -210,7 +212,12 @@ export class RedisStore implements Store {
   async connect (): Promise<void> {
     // measured on every (re)connection and every 30 s, also when Redis is down at start-up
     if (this.offsetTimer === null) {
-      this.client.on('ready', () => { this.measureClockOffset().catch(() => {}) })
+      this.client.on('ready', () => {
+        this.measureClockOffset().catch(() => {})
+        // a Redis that came back (restarted, a new primary) may not have the library: load it before a
+        // decision finds it missing
+        if (this.functions !== false) this.loadFunctions().catch(() => {})
+      })
       this.offsetTimer = setInterval(() => { this.measureClockOffset().catch(() => {}) }, 30_000)
       this.offsetTimer.unref()
     }
@@ -231,29 +238,38 @@ export class RedisStore implements Store {
    * code, so loading it again changes nothing. Where Redis will not run it, the store stays on EVALSHA.
    */
   private async loadFunctions (): Promise<void> {
-    const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client]
-    try {
-      await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)))
-      this.functions = true
-    } catch (err) {
-      if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) this.functions = false
-      else throw err
-    }
+    // one load at a time: the decisions in flight when Redis lost the library all wait for the same one
+    this.loading ??= (async () => {
+      const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client]
+      try {
+        await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)))
+        this.functions = true
+      } catch (err) {
+        if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) this.functions = false
+        else throw err
+      }
+    })().finally(() => { this.loading = null })
+    await this.loading
   }
 
   /**
    * The authorize call: FCALL of the library's function, or EVALSHA of the same code. A reply saying the
    * function is not there (a Redis restarted empty, a first call) means nothing ran: the library is loaded
-   * and the call sent once more.
+   * and the call sent once more. One saying FCALL is not allowed or not known here (an ACL, a proxy) also
+   * means nothing ran: the script goes with EVALSHA, from then on.
    */
   private async authorizeCall (args: Array<string | number>): Promise<unknown> {
     if (this.functions !== false) {
       try {
         return await this.client.call('FCALL', AUTHORIZE_FUNCTION, ...args)
       } catch (err) {
-        if (!(err instanceof ReplyError) || !functionMissing((err as Error).message)) throw err
-        await this.loadFunctions()
-        if (this.functions === true) return await this.client.call('FCALL', AUTHORIZE_FUNCTION, ...args)
+        const refused = err instanceof ReplyError ? fcallRefused((err as Error).message) : null
+        if (refused === null) throw err
+        if (refused === 'refused') this.functions = false
+        else {
+          await this.loadFunctions()
+          if (this.functions === true) return await this.client.call('FCALL', AUTHORIZE_FUNCTION, ...args)
+        }
       }
     }
     return await this.scripts.extauthAuthorize(...(args as [number, ...string[]]))

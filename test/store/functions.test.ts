@@ -5,8 +5,8 @@ import t from 'tap'
 import type { Redis } from 'ioredis'
 import { privateRedis } from '../helpers/redis.js'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
-import { AUTHORIZE_LIBRARY_NAME } from '../../src/store/functions.js'
-import { authInput } from './contract.js'
+import { AUTHORIZE_LIBRARY, AUTHORIZE_LIBRARY_NAME } from '../../src/store/functions.js'
+import { authInput, limit } from './contract.js'
 
 async function calls (admin: Redis, command: string): Promise<number> {
   const line = (await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`))
@@ -18,13 +18,13 @@ async function libraries (admin: Redis): Promise<string[]> {
   return list.map((lib) => String(lib[lib.indexOf('library_name') + 1]))
 }
 
-async function storeOn (t: Parameters<typeof privateRedis>[0], url: string, connect = true): Promise<RedisStore> {
+async function storeOn (t: Parameters<typeof privateRedis>[0], url: string, connect = true, urn = 'U1'): Promise<RedisStore> {
   const store = new RedisStore(createRedisClient({ url }), { prefix: 'fn:' })
   t.teardown(async () => { await store.close() })
   if (connect) await store.connect()
   else await store.client.connect()
-  await store.putCustomer('U1', {})
-  await store.credit('U1', 1000, 'open')
+  await store.putCustomer(urn, {})
+  await store.credit(urn, 1000, 'open')
   return store
 }
 
@@ -81,3 +81,54 @@ for (const connect of [true, false]) {
     t.equal((await store.getCustomer('U1'))?.available, 900)
   })
 }
+
+t.test('decisions in flight when Redis lost the library wait for one load', async (t) => {
+  const redis = await privateRedis(t)
+  const admin = await redis.admin()
+  const store = await storeOn(t, redis.url)
+  await admin.call('FUNCTION', 'FLUSH')
+  await admin.config('RESETSTAT')
+  const answers = await Promise.all(Array.from({ length: 40 }, async () => await store.authorize(authInput('U1', { debitAmount: 10 }))))
+  t.ok(answers.every((a) => a.code === '00'), 'all approved')
+  t.equal(await calls(admin, 'function|load'), 1, 'one FUNCTION LOAD')
+  t.equal((await store.getCustomer('U1'))?.available, 600, '1000 - 40 x 10')
+})
+
+for (const [name, rules] of [['FUNCTION LOAD allowed, FCALL not', '+@all -fcall'], ['neither FUNCTION nor FCALL', '+@all -function -fcall']] as const) {
+  t.test(`a Redis user with ${name}: authorize with EVALSHA`, async (t) => {
+    const redis = await privateRedis(t)
+    const admin = await redis.admin()
+    await admin.call('ACL', 'SETUSER', 'extauth', 'on', '>pw', '~*', '&*', ...rules.split(' '))
+    const store = await storeOn(t, `redis://extauth:pw@127.0.0.1:${redis.port}`)
+    const input = authInput('U1', { debitAmount: 100 })
+    t.match(await store.authorize(input), { code: '00', available: 900 })
+    t.match(await store.authorize(input), { code: '00', replayed: true })
+    t.equal(store.usesFunctions, false)
+    t.equal((await store.getCustomer('U1'))?.available, 900)
+  })
+}
+
+t.test('the function keeps nothing of one decision for the next', async (t) => {
+  // the library with a probe beside the function: how many entries the definitions' per-call tables hold
+  const redis = await privateRedis(t)
+  const admin = await redis.admin()
+  const probe = `${AUTHORIZE_LIBRARY}
+redis.register_function('probe_call_state', function ()
+  local n = 0
+  for _ in pairs(covered) do n = n + 1 end
+  for _ in pairs(ttlSeen) do n = n + 1 end
+  return n
+end)
+`
+  const store = await storeOn(t, redis.url)
+  await admin.call('FUNCTION', 'LOAD', 'REPLACE', probe)
+  const limits = [limit({ ruleId: 'a', measure: 'amount', max: 1 }), limit({ ruleId: 'b', max: 100 })]
+  for (let i = 0; i < 20; i++) {
+    const urn = `P${i}`
+    await store.putCustomer(urn, {})
+    await store.credit(urn, 1000, 'open')
+    t.match(await store.authorize(authInput(urn, { debitAmount: 100, limits })), { code: '65', reason: 'limit', ruleId: 'a' }, `${urn}: over the amount limit`)
+  }
+  t.equal(store.usesFunctions, true)
+  t.ok(Number(await admin.call('FCALL', 'probe_call_state', '0')) <= 4, 'at most the last decision\'s two windows, twice')
+})
