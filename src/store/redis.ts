@@ -225,7 +225,8 @@ export class RedisStore implements Store {
     await this.ping()
     await this.measureClockOffset()
     // now rather than on the first decision; a state that passes (a replica, loading) leaves it to that
-    if (this.functions !== false) await this.loadFunctions().catch(() => {})
+    // (the 'ready' listener has started it: this waits for that load, or loads if it did not get through)
+    if (this.functions === null) await this.loadFunctions().catch(() => {})
   }
 
   /** Whether authorize runs as a Redis function (true), with EVALSHA (false), or is not known yet (null). */
@@ -288,8 +289,11 @@ export class RedisStore implements Store {
     return this.clockOffsetMs
   }
 
-  async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
-    assertAmount(input.debitAmount, 'debitAmount', { zero: true })
+  /**
+   * The authorize script's key count, keys and arguments for this input, as authorize sends them (see
+   * AUTHORIZE_BODY in lua.ts); bench/script-cost.ts sends the same with redis-benchmark.
+   */
+  authorizeArgs (input: AuthorizeInput): Array<string | number> {
     const { urn, reference } = input
     const k = this.keys
     const limitKeys = input.limits.map((l) => k.limit(urn, input.last4, l))
@@ -310,6 +314,13 @@ export class RedisStore implements Store {
     ]
     for (const l of input.limits) args.push(`${l.mode}|${l.measure}|${l.windowStartMs}|${l.retainMs}|${l.max}|${l.code}|${l.ruleId}`)
     for (const d of controls) args.push(defaultArgs(d).join('|'))
+    return args
+  }
+
+  async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
+    assertAmount(input.debitAmount, 'debitAmount', { zero: true })
+    const { urn } = input
+    const args = this.authorizeArgs(input)
     const connection = this.connectionNow()
     const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.authorizeCall(args)) as [string, string, string, string, string, string[] | undefined, string | undefined]
     const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null

@@ -1,6 +1,6 @@
-// bench/script-cost.ts puts the authorize script's arguments together itself: when they no longer fit the
-// script (a call fails, or too few run), the bench stops with an error. Run small here so that a change to
-// the script's arguments fails in the suite, not only when someone runs the bench.
+// bench/script-cost.ts sends the authorize script's arguments (RedisStore.authorizeArgs) with redis-benchmark,
+// in both forms of the script: when a call fails or too few run, the bench stops with an error. Run small
+// here so that a bench that no longer runs fails in the suite, not only when someone runs it.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
