@@ -13,7 +13,7 @@
 // it, in place of the floors.
 import { parseArgs } from 'node:util'
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { randomBytes, randomInt } from 'node:crypto'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
@@ -197,7 +197,9 @@ function buildCheckout (dir: string, project: string): void {
 async function primaryWithReplica (): Promise<{ url: string, stop: () => Promise<void> }> {
   const procs: ChildProcess[] = []
   const [p, r] = [await freePort(), await freePort()]
-  const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+  // the replica's full sync writes a snapshot file even without --save: into a directory of its own
+  const dir = mkdtempSync(join(tmpdir(), 'extauth-bench-redis-'))
+  const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
   procs.push(spawn('redis-server', ['--port', String(p), ...common], { stdio: 'ignore' }))
   procs.push(spawn('redis-server', ['--port', String(r), ...common, '--replicaof', '127.0.0.1', String(p)], { stdio: 'ignore' }))
   const stop = async (): Promise<void> => {
@@ -207,6 +209,7 @@ async function primaryWithReplica (): Promise<{ url: string, stop: () => Promise
       c.kill('SIGKILL')
       await exited
     }))
+    rmSync(dir, { recursive: true, force: true })
   }
   const replica = new Redis({ host: '127.0.0.1', port: r, retryStrategy: () => 50, maxRetriesPerRequest: 0 })
   replica.on('error', () => {})

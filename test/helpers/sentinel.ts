@@ -103,7 +103,8 @@ export async function replicatedRedis (t: Teardown, replicaCount = 1): Promise<R
     await rm(dir, { recursive: true, force: true })
   })
 
-  const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+  // --dir: a replica's full sync writes the primary's snapshot to disk even without --save
+  const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
   const primaryPort = await freePort()
   const primary: RedisNode = { port: primaryPort, proc: start(['--port', String(primaryPort), ...common]) }
   const replicas: RedisNode[] = []
