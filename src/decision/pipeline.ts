@@ -2,7 +2,7 @@
 // rule needs it) → funds and limits, the store's part being one atomic step. It never answers by itself
 // after the deadline: the route's guard does, and runs the request's abort hook first, upon which a decision
 // that may have been committed is compensated.
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import type { AuthRequest, ResponseCode } from '../domain/request.js'
 import { debitAmountOf } from '../domain/amounts.js'
 import { buildFacts, type RiskFacts } from '../rules/facts.js'
@@ -83,7 +83,7 @@ const STORE_RESERVE_MS = 50
 
 /** Same reference with another debit amount or card is a conflict (README "The decision"). */
 export function fingerprintOf (debitAmount: number, last4: string): string {
-  return createHash('sha256').update(`${debitAmount}|${last4}`).digest('base64url').slice(0, 22)
+  return hash('sha256', `${debitAmount}|${last4}`, 'base64url').slice(0, 22)
 }
 
 

@@ -16,10 +16,10 @@ const inputs = {
   'limits, controls and a stateless decline': authInput('U%2:x', {
     limits: [limit(), limit({ ruleId: 'per-card', per: 'card', measure: 'amount', max: 5000 })],
     controls: controls(['POS', ['international', { perTransactionMax: 300 }]]),
-    decline: { code: '05', ruleId: 'block-gambling' }
+    decline: { code: '05', ruleId: 'block-gambling', mode: 'enforce', values: { mcc: '7995' } }
   }),
   'a request with text outside ASCII': authInput('U3', {
-    meta: { rulesVersion: 'v1', shadowHits: ['s'], transactionAmount: '100', currencyCode: '356', channel: 'POS', request: { merchantName: 'Café Zürich ☕', urn: 'U3' } }
+    meta: { rulesVersion: 'v1', shadowHits: [{ code: '05', ruleId: 's', mode: 'shadow', values: {} }], transactionAmount: '100', currencyCode: '356', channel: 'POS', request: { merchantName: 'Café Zürich ☕', urn: 'U3' } }
   })
 }
 

@@ -13,6 +13,7 @@ import { decodeRecord, encodeRecord } from '../../src/store/record-format.js'
 import { eventBody } from '../../src/store/outbox-entry.js'
 import { pairsToObject } from '../../src/store/control-fields.js'
 import type { AuthorizeInput, DecisionRecord, Store } from '../../src/store/types.js'
+import { fingerprintOf } from '../../src/decision/pipeline.js'
 
 /**
  * A record as the store wrote it before the compact format (taken from a Redis of that version and given
@@ -59,6 +60,13 @@ async function storeFormatOne (t: Parameters<typeof sharedRedisStore>[0], tag: s
 function again (urn: string, reference: string, over: Partial<AuthorizeInput> = {}): AuthorizeInput {
   return authInput(urn, { reference, debitAmount: DEBIT, fingerprint: '_wVbfSOzpDW3VFnsCc19K-', ...over })
 }
+
+t.test('the pipeline fingerprints a transaction as the stored records of earlier versions do', async (t) => {
+  // a repeat of a stored transaction is told from a conflicting one by this value: it never changes
+  t.equal(fingerprintOf(DEBIT, '4321'), '_wVbfSOzpDW3VFnsCc19K-', 'the format-one record\'s, above')
+  t.not(fingerprintOf(DEBIT, '4322'), fingerprintOf(DEBIT, '4321'))
+  t.not(fingerprintOf(DEBIT + 1, '4321'), fingerprintOf(DEBIT, '4321'))
+})
 
 t.test('a format-one record reads as it always did: lookup, journal by reference, export', async (t) => {
   const { store, urn, reference, attempt, limitKey, dailyKey, arrivedAtMs } = await storeFormatOne(t, 'f1read')
