@@ -24,6 +24,7 @@ import { AUTH_PATH, DEFAULT_CREDIT_MINOR, newRunId, planRequest, platformHeaders
 import { spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
 import { startChild, waitUntilReady, type Child } from '../scripts/lib/child.js'
 import { freePort } from '../scripts/lib/free-port.js'
+import { buildCheckout } from './lib/machine.js'
 import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { deleteByPrefix, redisVersion } from '../scripts/lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from '../scripts/lib/stats.js'
@@ -186,11 +187,6 @@ function row (label: string, s: Summary, extra = ''): string {
 function ratioRow (a: Summary, b: Summary, label: string): string {
   const f = (x: number): string => Number.isFinite(x) ? x.toFixed(2) : '-'
   return `${label.padEnd(LABEL)}${f(a.rps / b.rps).padStart(9)}${f(b.p50 / a.p50).padStart(10)}${f(b.p99 / a.p99).padStart(10)}${f(b.nodeUs / a.nodeUs).padStart(13)}${f(b.redisUs / a.redisUs).padStart(14)}\n`
-}
-
-/** Builds a checkout's server as production does (tsc), into its dist/. */
-function buildCheckout (dir: string, project: string): void {
-  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
 }
 
 /** A primary and one replica of it on free loopback ports, in sync; `stop` kills both. */

@@ -13,21 +13,12 @@ import { AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { freePort } from '../scripts/lib/free-port.js'
+import { has, onCore, pinned } from './lib/machine.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' } } })
 const calls = Number(v.calls)
 const rounds = Number(v.rounds)
 
-function has (cmd: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-const pinned = has('taskset')
-const onCore = (core: number, argv: string[]): [string, string[]] => pinned ? ['taskset', ['-c', String(core), ...argv]] : [argv[0] as string, argv.slice(1)]
 
 /** redis-benchmark puts a fresh 12-digit number in place of each __rand_int__ of a call: a new reference */
 const REF = 'R__rand_int__'
