@@ -7,13 +7,12 @@
 //   npm run bench:script [-- --calls 20000 --rounds 15]
 // Needs redis-server and redis-benchmark (Debian: redis-server and redis-tools), taskset if there (util-linux).
 import { parseArgs } from 'node:util'
-import { execFileSync, spawn } from 'node:child_process'
-import { Redis } from 'ioredis'
+import { execFileSync } from 'node:child_process'
+import type { Redis } from 'ioredis'
 import { AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
-import { freePort } from '../scripts/lib/free-port.js'
-import { has, onCore, pinned } from './lib/machine.js'
+import { has, median, onCore, pinnedRedis, pinned, roundByRound } from './lib/machine.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' } } })
 const calls = Number(v.calls)
@@ -50,13 +49,8 @@ async function main (): Promise<void> {
   for (const cmd of ['redis-server', 'redis-benchmark']) {
     if (!has(cmd)) throw new Error(`${cmd} is not installed`)
   }
-  const port = await freePort()
-  const [bin, argv] = onCore(1, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
-  const server = spawn(bin, argv, { stdio: 'ignore' })
-  const admin = new Redis(port, { retryStrategy: (n) => (n > 100 ? null : 50) })
-  admin.on('error', () => {})
+  const { port, admin, stop } = await pinnedRedis(1)
   try {
-    await new Promise<void>((resolve, reject) => { admin.once('ready', resolve); admin.once('end', () => { reject(new Error('redis-server did not start')) }) })
     // never connected: it only puts the arguments together. All the calls go to one customer's bucket, whose
     // events no relay takes: a backlog bound out of reach, so the stream is never trimmed on the way
     const store = new RedisStore(createRedisClient({ url: `redis://127.0.0.1:${port}` }), { prefix: 'bench-script:', backlogMax: 1024 * 100_000_000 })
@@ -91,7 +85,6 @@ async function main (): Promise<void> {
         inner.set(variant.name, called)
       }
     }
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
     process.stdout.write(`${calls} calls a round, ${rounds} rounds taking turns${pinned ? ', redis-server and redis-benchmark each on a core of its own' : ' (no taskset: not pinned)'}\n\n`)
     process.stdout.write(`${''.padEnd(26)}${'µs/call'.padStart(9)}${'commands'.padStart(10)}   rounds\n`)
     for (const variant of variants) {
@@ -99,16 +92,13 @@ async function main (): Promise<void> {
       const commands = [...(inner.get(variant.name) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
       process.stdout.write(`${variant.name.padEnd(26)}${median(xs).toFixed(1).padStart(9)}${commands.toFixed(1).padStart(10)}   ${xs.map((x) => x.toFixed(1)).join(' ')}\n`)
     }
-    // the machine's other work moves both alike within a round: the ratio of each round's pair is steadier
     const [e, f] = variants.map((x) => perCall.get(x.name) ?? [])
-    const ratios = (f as number[]).map((x, i) => x / ((e as number[])[i] as number))
-    process.stdout.write(`\nFCALL / EVALSHA, round by round: median ${median(ratios).toFixed(2)}, lower in ${ratios.filter((r) => r < 1).length} of ${ratios.length} rounds\n`)
+    process.stdout.write(`\nFCALL / EVALSHA, round by round: ${roundByRound(f as number[], e as number[])}\n`)
     process.stdout.write('"commands": the Redis commands the script calls, per call, of the last round\n')
     const top = [...(inner.get(variants[1]?.name ?? '') ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
     process.stdout.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
   } finally {
-    admin.disconnect()
-    server.kill()
+    stop()
   }
 }
 

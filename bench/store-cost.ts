@@ -7,13 +7,11 @@
 // the other checkout, the median of the rounds' ratios. Every worker runs built JavaScript. Not a test.
 //   npm run bench:store [-- --compare DIR] [--calls 30000] [--rounds 8]
 import { parseArgs } from 'node:util'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { join, basename, resolve } from 'node:path'
-import { Redis } from 'ioredis'
-import { freePort } from '../scripts/lib/free-port.js'
 import { REPO_ROOT } from '../scripts/lib/extauth.js'
-import { buildCheckout, onCore, pinned } from './lib/machine.js'
+import { buildCheckout, median, onCore, pinnedRedis, pinned, roundByRound } from './lib/machine.js'
 
 const { values: v } = parseArgs({
   options: {
@@ -28,8 +26,6 @@ const worker = join(REPO_ROOT, '.bench-build/bench/lib/store-worker.js')
 
 interface Variant { name: string, args: string[] }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
-
 async function main (): Promise<void> {
   buildCheckout(REPO_ROOT, 'tsconfig.bench.json')
   const variants: Variant[] = [
@@ -41,13 +37,8 @@ async function main (): Promise<void> {
     buildCheckout(dir, 'tsconfig.build.json')
     variants.push({ name: `extauth@${basename(dir)}`, args: ['--store', join(dir, 'dist/store/redis.js')] })
   }
-  const port = await freePort()
-  const [bin, argv] = onCore(1, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
-  const server = spawn(bin, argv, { stdio: 'ignore' })
-  const admin = new Redis(port, { retryStrategy: (n) => (n > 100 ? null : 50) })
-  admin.on('error', () => {})
+  const { port, admin, stop } = await pinnedRedis(1)
   try {
-    await new Promise<void>((resolve, reject) => { admin.once('ready', resolve); admin.once('end', () => { reject(new Error('redis-server did not start')) }) })
     const cpu = new Map<string, number[]>(variants.map((x) => [x.name, []]))
     for (let round = 0; round < rounds; round++) {
       // each round starts with the next variant
@@ -69,15 +60,12 @@ async function main (): Promise<void> {
     }
     const ours = cpu.get('extauth') ?? []
     for (const other of variants.slice(2)) {
-      const theirs = cpu.get(other.name) ?? []
-      const ratios = ours.map((x, i) => x / (theirs[i] as number))
-      process.stdout.write(`\nextauth / ${other.name}, round by round: median ${median(ratios).toFixed(2)}, lower in ${ratios.filter((r) => r < 1).length} of ${ratios.length} rounds\n`)
+      process.stdout.write(`\nextauth / ${other.name}, round by round: ${roundByRound(ours, cpu.get(other.name) ?? [])}\n`)
     }
     const floor = median(cpu.get(variants[0]?.name ?? '') ?? [])
     process.stdout.write(`extauth's store call beyond one round trip: ${(median(ours) - floor).toFixed(1)} µs of Node CPU per decision\n`)
   } finally {
-    admin.disconnect()
-    server.kill()
+    stop()
   }
 }
 

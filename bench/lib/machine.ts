@@ -1,7 +1,10 @@
 // What the benches share about this machine: whether a command is installed, running a process on one core
-// (taskset, when there), and building a checkout as production does.
-import { execFileSync } from 'node:child_process'
+// (taskset, when there), a redis-server of its own on one, building a checkout as production does, and reading
+// rounds that took turns.
+import { execFileSync, spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { freePort } from '../../scripts/lib/free-port.js'
 import { REPO_ROOT } from '../../scripts/lib/extauth.js'
 
 export function has (cmd: string): boolean {
@@ -22,4 +25,35 @@ export const onCore = (core: number, argv: string[]): [string, string[]] => pinn
 /** Builds a checkout with tsc and one of its projects (tsconfig.build.json: its dist/, as production does). */
 export function buildCheckout (dir: string, project: string): void {
   execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
+}
+
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+
+/**
+ * `a` against `b`, round by round (the machine's other work moves a round's pair alike, so the ratio of each
+ * pair is steadier than the ratio of medians): "median 0.87, lower in 6 of 6 rounds".
+ */
+export function roundByRound (a: number[], b: number[]): string {
+  const ratios = a.map((x, i) => x / (b[i] as number))
+  return `median ${median(ratios).toFixed(2)}, lower in ${ratios.filter((r) => r < 1).length} of ${ratios.length} rounds`
+}
+
+/** A redis-server of its own on a free loopback port, pinned to `core`, with a client to it; stop() ends both. */
+export async function pinnedRedis (core: number): Promise<{ port: number, admin: Redis, stop: () => void }> {
+  const port = await freePort()
+  const [bin, argv] = onCore(core, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  const server = spawn(bin, argv, { stdio: 'ignore' })
+  const admin = new Redis(port, { retryStrategy: (n) => (n > 100 ? null : 50) })
+  admin.on('error', () => {})
+  const stop = (): void => {
+    admin.disconnect()
+    server.kill()
+  }
+  try {
+    await new Promise<void>((resolve, reject) => { admin.once('ready', resolve); admin.once('end', () => { reject(new Error('redis-server did not start')) }) })
+  } catch (err) {
+    stop()
+    throw err
+  }
+  return { port, admin, stop }
 }
