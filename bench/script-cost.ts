@@ -12,6 +12,8 @@ import type { Redis } from 'ioredis'
 import { AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
+import { approvalInput } from './lib/decision-input.js'
+import { CARD_LAST4 } from '../k6/scenario.js'
 import { has, median, onCore, pinnedRedis, pinned, roundByRound } from './lib/machine.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' } } })
@@ -22,17 +24,10 @@ const rounds = Number(v.rounds)
 /** redis-benchmark puts a fresh 12-digit number in place of each __rand_int__ of a call: a new reference */
 const REF = 'R__rand_int__'
 const URN = 'U1'
-const LAST4 = '4321'
 
 /** The authorize script's key count, keys and arguments for one approval of 1, from the store itself. */
 function authorizeArgs (store: RedisStore): string[] {
-  const arrival = Date.now()
-  const request = { customerId: 'C1', urn: URN, merchantName: 'Load Test Store', terminalId: 'T0001', mcc: '5411', systemTraceAuditNumber: '1', cardNetwork: 'RUPAY', channel: 'POS', merchantId: 'M-LOAD-1', transactionAmount: '1', transactionReferenceNumber: REF, currencyCode: '356', last4Digits: LAST4 }
-  return store.authorizeArgs({
-    urn: URN, reference: REF, last4: LAST4, debitAmount: 1, fingerprint: 'fingerprint-of-1-4321', attempt: 'attempt-1',
-    nowMs: arrival, deadlineAtMs: arrival + 365 * 86_400_000, decline: null, limits: [],
-    meta: { rulesVersion: '0e20ab44356b', shadowHits: [], transactionAmount: '1', currencyCode: '356', channel: 'POS', request }
-  }).map(String)
+  return store.authorizeArgs(approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000 }))
 }
 
 interface Stat { calls: number, usec: number }
@@ -68,7 +63,7 @@ async function main (): Promise<void> {
       for (const variant of variants) {
         await admin.flushall()
         await admin.hset(keys.customer(URN), 'status', 'ACTIVE', 'available', '9000000000000000')
-        await admin.hset(keys.cards(URN), LAST4, 'ACTIVE')
+        await admin.hset(keys.cards(URN), CARD_LAST4, 'ACTIVE')
         await admin.config('RESETSTAT')
         const [b, a] = onCore(0, ['redis-benchmark', '-p', String(port), '-c', '8', '-n', String(calls), '-r', '1000000000', '-q', ...variant.argv])
         execFileSync(b, a, { stdio: 'ignore' })

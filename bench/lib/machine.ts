@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { REPO_ROOT } from '../../scripts/lib/extauth.js'
+import { percentile, sortedCopy } from '../../scripts/lib/stats.js'
 
 export function has (cmd: string): boolean {
   try {
@@ -27,7 +28,7 @@ export function buildCheckout (dir: string, project: string): void {
   execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
 }
 
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+export const median = (xs: number[]): number => percentile(sortedCopy(xs), 50)
 
 /**
  * `a` against `b`, round by round (the machine's other work moves a round's pair alike, so the ratio of each

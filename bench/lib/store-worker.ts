@@ -6,6 +6,8 @@
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import { pathToFileURL } from 'node:url'
+import type { ControlsInput } from '../../src/domain/controls.js'
+import { approvalInput } from './decision-input.js'
 
 const { values: v } = parseArgs({
   options: {
@@ -20,6 +22,8 @@ const calls = Number(v.calls)
 const url = `redis://127.0.0.1:${v.port ?? ''}`
 const URNS = 1000
 const IN_FLIGHT = 32
+/** the channel's card control, as the bench's requests have: on, no limits */
+const POS: ControlsInput = { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: null }], day: '20261124' }
 
 interface StoreLike {
   connect: () => Promise<void>
@@ -27,22 +31,6 @@ interface StoreLike {
   putCustomer: (urn: string, patch: object) => Promise<unknown>
   credit: (urn: string, amount: number, reference: string) => Promise<unknown>
   authorize: (input: object) => Promise<{ code: string }>
-}
-
-/** A plain approval of one unit, with the channel's card control (POS) as the bench's requests have. */
-function decisionOf (urn: string, reference: string, attempt: string): object {
-  const now = Date.now()
-  const request = {
-    customerId: `C-${urn}`, urn, merchantName: 'Load Test Store', terminalId: 'T0001', mcc: '5411', systemTraceAuditNumber: '123456',
-    cardNetwork: 'RUPAY', channel: 'POS', merchantId: 'M-LOAD-1', transactionAmount: '1.00', transactionReferenceNumber: reference,
-    currencyCode: '356', last4Digits: '4321'
-  }
-  return {
-    urn, reference, last4: '4321', debitAmount: 100, fingerprint: 'abcdefghijklmnopqrstuv', attempt, nowMs: now, deadlineAtMs: now + 1200,
-    decline: null, limits: [],
-    controls: { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: null }], day: '20261124' },
-    meta: { rulesVersion: '0e20ab44356b', shadowHits: [], transactionAmount: '1.00', currencyCode: '356', channel: 'POS', request }
-  }
 }
 
 async function run (call: (i: number) => Promise<void>, count: number, from: number): Promise<void> {
@@ -73,7 +61,7 @@ async function main (): Promise<void> {
       await store.credit(`U${i}`, 1e12, `open-${i}`)
     }
     call = async (i) => {
-      const d = await store.authorize(decisionOf(`U${i % URNS}`, `R${process.pid}-${i}`, `A${i}`))
+      const d = await store.authorize(approvalInput({ urn: `U${i % URNS}`, reference: `R${process.pid}-${i}`, attempt: `A${i}`, debitAmount: 100, deadlineInMs: 1200, controls: POS }))
       if (d.code !== '00') throw new Error(`decision ${i} answered ${d.code}`)
     }
     close = async () => { await store.close() }
