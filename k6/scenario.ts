@@ -132,3 +132,17 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = { p99Ms: 250, declineBand: 0.02, deadlineMs: 1200 }
+
+/**
+ * Seconds of warm-up before the measured part, by default: a process that has just started serves its first
+ * seconds slower while its code is being compiled, which is not its steady state. Both tools send the warm-up's
+ * requests at the same rate and check their answers, but hold only the measured part to the p99 and drop limits.
+ */
+export const DEFAULT_WARMUP_S = 5
+
+/** A duration as the tools take it (`10`, `10s`, `500ms`, `2m`) in seconds; null when it is not one. */
+export function durationSeconds (raw: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(raw.trim())
+  if (m === null) return null
+  return Number(m[1]) * (m[2] === 'ms' ? 0.001 : m[2] === 'm' ? 60 : 1)
+}

@@ -12,8 +12,8 @@ import { randomInt } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { Pool } from 'undici'
 import {
-  AUTH_PATH, DEFAULT_CREDIT_MINOR, DEFAULT_LIMITS, expectedDeclineRatio, newRunId, planRequest, platformHeaders,
-  type Limits, type PlatformKeys, type Scenario
+  AUTH_PATH, DEFAULT_CREDIT_MINOR, DEFAULT_LIMITS, DEFAULT_WARMUP_S, durationSeconds, expectedDeclineRatio, newRunId,
+  planRequest, platformHeaders, type Limits, type PlatformKeys, type Scenario
 } from '../k6/scenario.js'
 import { spawnExtauth, type SpawnedExtauth } from './lib/extauth.js'
 import { seedThroughAdmin } from './lib/seed.js'
@@ -31,6 +31,8 @@ const HELP = `npm run load -- [options]
   --spawn               start extauth here (embedded store, or REDIS_URL with a temporary key prefix)
   --rate N              requests started per second            (RATE, default 200, max ${RATE_MAX})
   --duration D          seconds, or 30s / 2m                   (DURATION, default 10, max ${DURATION_MAX_S} s)
+  --warmup D            at the same rate before the measured part, its answers checked but its
+                        latency not held to --p99-ms           (WARMUP, default ${DEFAULT_WARMUP_S}; 0 = none)
   --urns N              funded customers                       (URNS, default 50)
   --connections N       HTTP connections                       (CONNECTIONS, default 32)
   --max-in-flight N     requests outstanding before new ones are dropped (MAX_IN_FLIGHT, default 1000)
@@ -51,12 +53,11 @@ function numberOpt (name: string, raw: string | undefined, fallback: number, lo:
   return n
 }
 
-function durationSeconds (raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 10
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(raw.trim())
-  if (m === null) throw new UsageError(`--duration: "${raw}" is not a duration (10, 10s, 2m)`)
-  const v = Number(m[1]) * ({ ms: 0.001, s: 1, m: 60 }[m[2] ?? 's'] as number)
-  if (v <= 0 || v > DURATION_MAX_S) throw new UsageError(`--duration: at most ${DURATION_MAX_S} s`)
+function durationOpt (name: string, raw: string | undefined, fallback: number, zeroOk: boolean): number {
+  if (raw === undefined || raw === '') return fallback
+  const v = durationSeconds(raw)
+  if (v === null) throw new UsageError(`--${name}: "${raw}" is not a duration (10, 10s, 2m)`)
+  if (v > DURATION_MAX_S || (v === 0 && !zeroOk)) throw new UsageError(`--${name}: more than 0 and at most ${DURATION_MAX_S} s`)
   return v
 }
 
@@ -69,6 +70,7 @@ interface Options {
   spawn: boolean
   rate: number
   durationS: number
+  warmupS: number
   urns: number
   connections: number
   maxInFlight: number
@@ -87,6 +89,7 @@ function options (argv: string[]): Options | null {
       spawn: { type: 'boolean', default: false },
       rate: { type: 'string' },
       duration: { type: 'string' },
+      warmup: { type: 'string' },
       urns: { type: 'string' },
       connections: { type: 'string' },
       'max-in-flight': { type: 'string' },
@@ -105,7 +108,8 @@ function options (argv: string[]): Options | null {
   const o: Options = {
     spawn: v.spawn === true,
     rate: numberOpt('rate', v.rate ?? env.RATE, 200, 0.1, RATE_MAX),
-    durationS: durationSeconds(v.duration ?? env.DURATION),
+    durationS: durationOpt('duration', v.duration ?? env.DURATION, 10, false),
+    warmupS: durationOpt('warmup', v.warmup ?? env.WARMUP, DEFAULT_WARMUP_S, true),
     urns: Math.floor(numberOpt('urns', v.urns ?? env.URNS, 50, 1, 100_000)),
     connections: Math.floor(numberOpt('connections', v.connections ?? env.CONNECTIONS, 32, 1, 1024)),
     maxInFlight: Math.floor(numberOpt('max-in-flight', v['max-in-flight'] ?? env.MAX_IN_FLIGHT, 1000, 1, 100_000)),
@@ -120,7 +124,7 @@ function options (argv: string[]): Options | null {
     allowRemote: v['allow-remote'] === true
   }
   if (o.declineEvery === 1) throw new UsageError('--decline-every 1 would decline everything; use 0 (none) or 2 and up')
-  if (o.rate * o.durationS > REQUESTS_MAX) throw new UsageError(`rate × duration is over ${REQUESTS_MAX} requests`)
+  if (o.rate * (o.warmupS + o.durationS) > REQUESTS_MAX) throw new UsageError(`rate × (warm-up + duration) is over ${REQUESTS_MAX} requests`)
   if (!o.seed && o.runId === undefined) throw new UsageError('--no-seed needs --run-id (the customers of an earlier run)')
   if (o.runId !== undefined && !/^[0-9a-z]{8}$/.test(o.runId)) throw new UsageError('--run-id: 8 base-36 characters')
   return o
@@ -149,6 +153,7 @@ function targetFromEnv (allowRemote: boolean): Target {
 }
 
 interface Result {
+  /** seconds from the phase's first planned start to its last answer */
   elapsedS: number
   started: number
   dropped: number
@@ -163,24 +168,36 @@ interface Result {
   maxLagMs: number
 }
 
-/** Starts request seq at t0 + seq/rate until rate × duration have started, then waits for the answers. */
-async function run (t: Target, s: Scenario, o: Options, stopping: { signal: boolean }): Promise<Result> {
-  const pool = new Pool(t.baseUrl, { connections: o.connections, pipelining: 1, keepAliveTimeout: 30_000 })
-  const headers = platformHeaders(t.keys)
-  let total = Math.round(o.rate * o.durationS)
-  const intervalMs = 1000 / o.rate
-  const r: Result = {
+function emptyResult (): Result {
+  return {
     elapsedS: 0, started: 0, dropped: 0, latenciesMs: [], statuses: new Map(), codes: new Map(), declined: 0,
     answered: 0, unexpected: 0, overDeadline: 0, errors: new Map(), maxLagMs: 0
   }
+}
+
+/**
+ * Starts request seq at t0 + seq/rate until rate × (warm-up + duration) have started, then waits for the
+ * answers. The first rate × warm-up requests are the warm-up's, the rest the measured part's: one schedule,
+ * without a pause between the two.
+ */
+async function run (t: Target, s: Scenario, o: Options, stopping: { signal: boolean }): Promise<{ warmup: Result, measured: Result }> {
+  const pool = new Pool(t.baseUrl, { connections: o.connections, pipelining: 1, keepAliveTimeout: 30_000 })
+  const headers = platformHeaders(t.keys)
+  const warmupCount = Math.round(o.rate * o.warmupS)
+  let total = warmupCount + Math.round(o.rate * o.durationS)
+  const intervalMs = 1000 / o.rate
+  const warmup = emptyResult()
+  const measured = emptyResult()
+  const phaseOf = (seq: number): Result => seq < warmupCount ? warmup : measured
+  const lastDone = new Map<Result, number>()
   let inFlight = 0
   let settle: () => void = () => {}
   const drained = new Promise<void>((resolve) => { settle = resolve })
   let scheduled = 0
   const t0 = performance.now()
-  let lastDone = t0
 
   function fire (seq: number): void {
+    const r = phaseOf(seq)
     const planned = planRequest(s, seq)
     const body = JSON.stringify(planned.body)
     inFlight++
@@ -205,7 +222,7 @@ async function run (t: Target, s: Scenario, o: Options, stopping: { signal: bool
       })
       .finally(() => {
         inFlight--
-        lastDone = performance.now()
+        lastDone.set(r, performance.now())
         if (inFlight === 0 && scheduled >= total) settle()
       })
   }
@@ -217,6 +234,7 @@ async function run (t: Target, s: Scenario, o: Options, stopping: { signal: bool
       const now = performance.now()
       const due = Math.min(total, Math.floor((now - t0) / intervalMs) + 1)
       while (scheduled < due) {
+        const r = phaseOf(scheduled)
         const lag = now - (t0 + scheduled * intervalMs)
         if (lag > r.maxLagMs) r.maxLagMs = lag
         if (inFlight >= o.maxInFlight) r.dropped++
@@ -229,32 +247,47 @@ async function run (t: Target, s: Scenario, o: Options, stopping: { signal: bool
     tick()
   })
   if (inFlight > 0) await drained
-  r.elapsedS = (lastDone - t0) / 1000
+  warmup.elapsedS = ((lastDone.get(warmup) ?? t0) - t0) / 1000
+  measured.elapsedS = ((lastDone.get(measured) ?? t0) - (t0 + warmupCount * intervalMs)) / 1000
   await pool.close()
-  return r
+  return { warmup, measured }
 }
 
-function report (s: Scenario, o: Options, r: Result, server: string | null): boolean {
+/** Answers other than HTTP 200 (or none), of the requests started (a dropped request is not started). */
+const non200Of = (r: Result): number => r.started - (r.statuses.get('200') ?? 0)
+const latencyLine = (sorted: Float64Array): string =>
+  `p50 ${ms(percentile(sorted, 50))}  p90 ${ms(percentile(sorted, 90))}  p99 ${ms(percentile(sorted, 99))}  max ${ms(percentile(sorted, 100))}`
+
+function report (s: Scenario, o: Options, runs: { warmup: Result, measured: Result }, server: string | null): boolean {
+  const { warmup: w, measured: r } = runs
   const sorted = sortedCopy(r.latenciesMs)
   const p99 = percentile(sorted, 99)
   const ratio = r.answered > 0 ? r.declined / r.answered : NaN
   const expected = expectedDeclineRatio(s)
-  const non200 = r.started - r.dropped - (r.statuses.get('200') ?? 0)
   const checks: Array<[string, boolean]> = [
     [`p99 ${ms(p99)} ms < ${o.limits.p99Ms} ms`, p99 < o.limits.p99Ms],
-    [`non-200 answers or transport errors: ${non200} == 0`, non200 === 0],
+    [`non-200 answers or transport errors: ${non200Of(r)} == 0`, non200Of(r) === 0],
     [`answers slower than ${o.limits.deadlineMs} ms: ${r.overDeadline} == 0`, r.overDeadline === 0],
     [`decline ratio ${ratio.toFixed(3)} within ${expected.toFixed(3)} ± ${o.limits.declineBand}`, Math.abs(ratio - expected) <= o.limits.declineBand + 1e-9],
     [`dropped (over ${o.maxInFlight} in flight): ${r.dropped} == 0`, r.dropped === 0]
   ]
   const line = (k: string, v: string): void => { process.stdout.write(`${k.padEnd(14)}${v}\n`) }
+  if (w.started + w.dropped > 0) {
+    // a wrong or late answer is one in the warm-up too; only its latency and drops are not held to the limits
+    checks.push(
+      [`warm-up: non-200 answers or transport errors: ${non200Of(w)} == 0`, non200Of(w) === 0],
+      [`warm-up: answers slower than ${o.limits.deadlineMs} ms: ${w.overDeadline} == 0`, w.overDeadline === 0]
+    )
+    line('warm-up', `${w.answered} answered in ${w.elapsedS.toFixed(2)} s; latency ms ${latencyLine(sortedCopy(w.latenciesMs))}; ` +
+      `status ${countsLine(w.statuses)}${w.errors.size > 0 ? `  errors: ${countsLine(w.errors)}` : ''}; dropped ${w.dropped}; not held to the p99 limit`)
+  }
   line('achieved', `${(r.answered / r.elapsedS).toFixed(1)} req/s answered (${r.answered} in ${r.elapsedS.toFixed(2)} s; target ${o.rate}/s)`)
-  line('latency ms', `p50 ${ms(percentile(sorted, 50))}  p90 ${ms(percentile(sorted, 90))}  p99 ${ms(p99)}  max ${ms(percentile(sorted, 100))}  (client: send → full answer)`)
+  line('latency ms', `${latencyLine(sorted)}  (client: send → full answer)`)
   line('status', countsLine(r.statuses) + (r.errors.size > 0 ? `  errors: ${countsLine(r.errors)}` : ''))
   line('responseCode', countsLine(r.codes))
   line('declines', `${ratio.toFixed(4)} (expected ${expected.toFixed(4)}); answers not the planned code: ${r.unexpected}`)
   line('late', `${r.overDeadline} answers slower than ${o.limits.deadlineMs} ms`)
-  // answers 05 without a decision, as extauth counted them (GET /metrics on the admin listener)
+  // answers 05 without a decision, as extauth counted them (GET /metrics on the admin listener), warm-up included
   if (server !== null) line('server', server)
   line('generator', `started ${r.started}, dropped ${r.dropped}, worst start lag ${ms(r.maxLagMs)} ms`)
   for (const [what, ok] of checks) process.stdout.write(`  ${ok ? 'ok  ' : 'FAIL'} ${what}\n`)
@@ -302,7 +335,8 @@ async function main (): Promise<number> {
   }
 
   try {
-    process.stdout.write(`extauth load: ${o.rate}/s for ${o.durationS} s (${Math.round(o.rate * o.durationS)} requests), ${o.urns} customers, ` +
+    const warm = o.warmupS > 0 ? ` after ${o.warmupS} s of warm-up (${Math.round(o.rate * o.warmupS)} requests)` : ''
+    process.stdout.write(`extauth load: ${o.rate}/s for ${o.durationS} s (${Math.round(o.rate * o.durationS)} requests)${warm}, ${o.urns} customers, ` +
       `${o.connections} connections, run ${scenario.runId}\n  → ${target.label}\n`)
     if (o.seed) {
       if (target.adminToken === '') throw new UsageError('set ADMIN_TOKEN: the run creates its customers through the admin API (or --no-seed --run-id)')
