@@ -57,7 +57,7 @@ function durationOpt (name: string, raw: string | undefined, fallback: number, z
   if (raw === undefined || raw === '') return fallback
   const v = durationSeconds(raw)
   if (v === null) throw new UsageError(`--${name}: "${raw}" is not a duration (10, 10s, 2m)`)
-  if (v > DURATION_MAX_S || (v === 0 && !zeroOk)) throw new UsageError(`--${name}: more than 0 and at most ${DURATION_MAX_S} s`)
+  if (v > DURATION_MAX_S || (v === 0 && !zeroOk)) throw new UsageError(`--${name}: ${zeroOk ? `from 0 to ${DURATION_MAX_S} s` : `more than 0 and at most ${DURATION_MAX_S} s`}`)
   return v
 }
 
@@ -257,6 +257,7 @@ async function run (t: Target, s: Scenario, o: Options, stopping: { signal: bool
 const non200Of = (r: Result): number => r.started - (r.statuses.get('200') ?? 0)
 const latencyLine = (sorted: Float64Array): string =>
   `p50 ${ms(percentile(sorted, 50))}  p90 ${ms(percentile(sorted, 90))}  p99 ${ms(percentile(sorted, 99))}  max ${ms(percentile(sorted, 100))}`
+const statusLine = (r: Result): string => countsLine(r.statuses) + (r.errors.size > 0 ? `  errors: ${countsLine(r.errors)}` : '')
 
 function report (s: Scenario, o: Options, runs: { warmup: Result, measured: Result }, server: string | null): boolean {
   const { warmup: w, measured: r } = runs
@@ -279,11 +280,11 @@ function report (s: Scenario, o: Options, runs: { warmup: Result, measured: Resu
       [`warm-up: answers slower than ${o.limits.deadlineMs} ms: ${w.overDeadline} == 0`, w.overDeadline === 0]
     )
     line('warm-up', `${w.answered} answered in ${w.elapsedS.toFixed(2)} s; latency ms ${latencyLine(sortedCopy(w.latenciesMs))}; ` +
-      `status ${countsLine(w.statuses)}${w.errors.size > 0 ? `  errors: ${countsLine(w.errors)}` : ''}; dropped ${w.dropped}; not held to the p99 limit`)
+      `status ${statusLine(w)}; dropped ${w.dropped}; not held to the p99 limit`)
   }
   line('achieved', `${(r.answered / r.elapsedS).toFixed(1)} req/s answered (${r.answered} in ${r.elapsedS.toFixed(2)} s; target ${o.rate}/s)`)
   line('latency ms', `${latencyLine(sorted)}  (client: send → full answer)`)
-  line('status', countsLine(r.statuses) + (r.errors.size > 0 ? `  errors: ${countsLine(r.errors)}` : ''))
+  line('status', statusLine(r))
   line('responseCode', countsLine(r.codes))
   line('declines', `${ratio.toFixed(4)} (expected ${expected.toFixed(4)}); answers not the planned code: ${r.unexpected}`)
   line('late', `${r.overDeadline} answers slower than ${o.limits.deadlineMs} ms`)
