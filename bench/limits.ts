@@ -7,14 +7,13 @@
 // Runs its own redis-server on a free port (commandstats there count these scripts alone); REDIS_SERVER names
 // the binary (default redis-server).
 import { parseArgs } from 'node:util'
-import { spawn } from 'node:child_process'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { entryByEntryScript } from './lib/entry-by-entry.js'
 import { Keys, limitMember } from '../src/store/keys.js'
 import type { LimitCheck } from '../src/domain/rule-hits.js'
 import type { AuthorizeInput } from '../src/store/types.js'
-import { freePort } from '../scripts/lib/free-port.js'
+import { ownRedis } from './lib/machine.js'
 import { percentile, sortedCopy } from '../scripts/lib/stats.js'
 import { calendarStartMs } from '../src/rules/window.js'
 
@@ -44,13 +43,8 @@ async function evalshaStats (admin: Redis): Promise<{ calls: number, usec: numbe
 }
 
 async function main (): Promise<void> {
-  const port = await freePort()
-  const server = spawn(process.env.REDIS_SERVER ?? 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const { port, admin, stop } = await ownRedis({ bin: process.env.REDIS_SERVER })
   const url = `redis://127.0.0.1:${port}`
-  // the server takes a moment to listen: the client retries until it is ready
-  const admin = new Redis(url, { retryStrategy: (n) => (n > 100 ? null : 50) })
-  admin.on('error', () => {})
-  await new Promise<void>((resolve, reject) => { admin.once('ready', resolve); admin.once('end', () => { reject(new Error(`no redis-server on ${url}`)) }) })
   const prefix = 'bench-limits:'
   const keys = new Keys(prefix)
   const stores = {
@@ -140,8 +134,7 @@ async function main (): Promise<void> {
   console.log('machine: figures are noisy on a loaded machine; compare the columns of one run')
   await stores.totals.close()
   await stores.entries.close()
-  await admin.quit()
-  server.kill()
+  stop()
 }
 
 main().catch((err) => { console.error(err); process.exit(1) })

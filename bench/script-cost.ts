@@ -14,7 +14,7 @@ import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { approvalInput } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
-import { has, median, onCore, pinnedRedis, pinned, roundByRound } from './lib/machine.js'
+import { has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' } } })
 const calls = Number(v.calls)
@@ -44,7 +44,7 @@ async function main (): Promise<void> {
   for (const cmd of ['redis-server', 'redis-benchmark']) {
     if (!has(cmd)) throw new Error(`${cmd} is not installed`)
   }
-  const { port, admin, stop } = await pinnedRedis(1)
+  const { port, admin, stop } = await ownRedis({ core: 1 })
   try {
     // never connected: it only puts the arguments together. All the calls go to one customer's bucket, whose
     // events no relay takes: a backlog bound out of reach, so the stream is never trimmed on the way

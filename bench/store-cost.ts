@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { join, basename, resolve } from 'node:path'
 import { REPO_ROOT } from '../scripts/lib/extauth.js'
-import { buildCheckout, median, onCore, pinnedRedis, pinned, roundByRound } from './lib/machine.js'
+import { buildCheckout, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
 
 const { values: v } = parseArgs({
   options: {
@@ -37,7 +37,7 @@ async function main (): Promise<void> {
     buildCheckout(dir, 'tsconfig.build.json')
     variants.push({ name: `extauth@${basename(dir)}`, args: ['--store', join(dir, 'dist/store/redis.js')] })
   }
-  const { port, admin, stop } = await pinnedRedis(1)
+  const { port, admin, stop } = await ownRedis({ core: 1 })
   try {
     const cpu = new Map<string, number[]>(variants.map((x) => [x.name, []]))
     for (let round = 0; round < rounds; round++) {

@@ -1,5 +1,5 @@
 // What the benches share about this machine: whether a command is installed, running a process on one core
-// (taskset, when there), a redis-server of its own on one, building a checkout as production does, and reading
+// (taskset, when there), a redis-server of its own (on one core when asked), building a checkout as production does, and reading
 // rounds that took turns.
 import { execFileSync, spawn } from 'node:child_process'
 import { join } from 'node:path'
@@ -39,10 +39,14 @@ export function roundByRound (a: number[], b: number[]): string {
   return `median ${median(ratios).toFixed(2)}, lower in ${ratios.filter((r) => r < 1).length} of ${ratios.length} rounds`
 }
 
-/** A redis-server of its own on a free loopback port, pinned to `core`, with a client to it; stop() ends both. */
-export async function pinnedRedis (core: number): Promise<{ port: number, admin: Redis, stop: () => void }> {
+/**
+ * A redis-server of its own on a free loopback port, with a client to it; stop() ends both. `core`: pinned to
+ * that core (when taskset is there); `bin`: the server's binary (default redis-server).
+ */
+export async function ownRedis (o: { core?: number, bin?: string } = {}): Promise<{ port: number, admin: Redis, stop: () => void }> {
   const port = await freePort()
-  const [bin, argv] = onCore(core, ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  const args = [o.bin ?? 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+  const [bin, argv] = o.core === undefined ? [args[0] as string, args.slice(1)] : onCore(o.core, args)
   const server = spawn(bin, argv, { stdio: 'ignore' })
   const admin = new Redis(port, { retryStrategy: (n) => (n > 100 ? null : 50) })
   admin.on('error', () => {})
