@@ -1,6 +1,6 @@
 // What the benches share about this machine: whether a command is installed, running a process on one core
-// (taskset, when there), a redis-server of its own (on one core when asked), building a checkout as production does, and reading
-// rounds that took turns.
+// (taskset, when there), a redis-server of their own (on one core when asked), building a checkout as production
+// does, and reading rounds that took turns.
 import { execFileSync, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
