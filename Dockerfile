@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # extauth image: TypeScript compiled in a build stage, run from dist/ with production dependencies only.
-# Node 22 (LTS): the project's engines field asks for >= 20.18.1, and Node 20 is past its end of life.
+# Node 22 (LTS): the version the project supports and tests on (engines in package.json, .node-version).
 ARG NODE_IMAGE=node:22-slim
 
 FROM ${NODE_IMAGE} AS build

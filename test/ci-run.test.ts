@@ -1,9 +1,9 @@
-// .ci/run's closing line: "N passed, N failed" summed over the summaries of both tap runs of `npm test`
-// (the parallel files, then test/faults/ one at a time), read from saved logs.
+// .ci/run: its closing line "N passed, N failed", summed over the summaries of both tap runs of `npm test`
+// (the parallel files, then test/faults/ one at a time) and read from saved logs; and the Node it tests on.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { REPO_ROOT } from './helpers/server-process.js'
 
@@ -39,4 +39,17 @@ t.test('both runs are counted, subtests\' own summaries are not', async (t) => {
 t.test('a run that printed no summary is reported', async (t) => {
   t.equal(await closingLine(t, `${PARALLEL}\n`), 'ci: only 1 of 2 tap runs printed a summary\n4472 passed, 1 failed, 1 skipped')
   t.match(await closingLine(t, 'error TS2322: nope\n'), /^ci: no tap summary in the output/)
+})
+
+t.test('the suite runs on the Node production runs', async (t) => {
+  const wanted = (await readFile(join(REPO_ROOT, '.node-version'), 'utf8')).trim()
+  const major = wanted.split('.')[0]
+  t.match(wanted, /^\d+\.\d+\.\d+$/, '.node-version names one exact version')
+  const dockerfile = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8')
+  t.match(dockerfile, new RegExp(`^ARG NODE_IMAGE=node:${major}-`, 'm'), 'the image runs the same major version')
+  const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
+  t.match(pkg.engines.node, new RegExp(`^>=${major}\\.\\d+\\.\\d+ <${Number(major) + 1}$`), 'engines names that major version alone')
+  // .ci/run puts Node 22 first on PATH where the machine's is older; a developer does the same
+  t.equal(process.versions.node.split('.')[0], major, `run on Node ${major}: export PATH="$(bash .ci/node22):$PATH"`)
+
 })
