@@ -1,6 +1,7 @@
 // Builds the two Fastify instances from their dependencies, without listening: the public listener (the
 // platform's endpoint and health) and the admin listener (admin and card-lifecycle APIs, metrics).
 import { randomUUID } from 'node:crypto'
+import type { Socket } from 'node:net'
 import Fastify, { LogController, type FastifyInstance, type FastifyBaseLogger } from 'fastify'
 import underPressure from '@fastify/under-pressure'
 import type { Logger } from 'pino'
@@ -60,6 +61,23 @@ function closeConnectionsWhenStopping (app: FastifyInstance, shutdown: { started
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (shutdown.started) reply.header('connection', 'close')
     done(null, payload)
+  })
+}
+
+/**
+ * A connection that has not sent a byte carries no request to answer, and close() leaves it open: Node counts it
+ * neither idle nor expired. A client's or a load balancer's spare connection (opened ahead of need) would then
+ * hold the exit until GRACE_MS runs out (exit code 1). Closing starts by dropping those.
+ */
+function closeUnusedConnectionsOnClose (app: FastifyInstance): void {
+  const open = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    open.add(socket)
+    socket.once('close', () => open.delete(socket))
+  })
+  app.addHook('preClose', (done) => {
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy()
+    done()
   })
 }
 
@@ -135,6 +153,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(answerCtx, metrics, deps.logger)
   })
   closeConnectionsWhenStopping(app, deps.shutdown)
+  closeUnusedConnectionsOnClose(app)
   observeConnections(app, metrics)
   trackEarlyAnswers(app)
 
@@ -184,6 +203,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     ajv: { customOptions: { removeAdditional: false } }
   })
   closeConnectionsWhenStopping(app, deps.shutdown)
+  closeUnusedConnectionsOnClose(app)
   // `curl -H 'content-type: application/json' -X POST .../rules/reload` sends no body: take it as none
   const jsonParser = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')

@@ -151,5 +151,7 @@ t.test('twice the measured capacity for 5 s', async (t) => {
     if (readyStatus !== 200) await sleep(50)
   }
   t.equal(readyStatus, 200, 'ready again')
-  t.equal((await server.stop()).code, 0, 'extauth never crashed and exits 0')
+  const exit = await server.stop()
+  if (exit.code !== 0) t.comment(`exit ${JSON.stringify(exit)}; stderr: ${server.stderr()}; last log lines:\n${server.rawLogs.slice(-20).join('\n')}`)
+  t.equal(exit.code, 0, 'extauth never crashed and exits 0')
 })
