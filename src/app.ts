@@ -97,6 +97,16 @@ async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: Ans
   })
 }
 
+/**
+ * Fastify's trustProxy for TRUST_PROXY. A hop count becomes proxy-addr's hop trust (the n nearest
+ * addresses are proxies, so the source is the address the outermost of them added to X-Forwarded-For):
+ * Fastify 5 takes a number as "trust no proxy".
+ */
+export function trustProxyOf (v: boolean | number | string): boolean | string | ((addr: string, hop: number) => boolean) {
+  if (typeof v !== 'number') return v
+  return (_addr, hop) => hop < v
+}
+
 export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   const { config, metrics } = deps
   const answerCtx = answerContext(deps)
@@ -116,7 +126,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // one log line per decision, written by the route, instead of Fastify's two per request
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOf(config.trustProxy),
     bodyLimit: 16 * 1024,
     // while closing, requests already on a connection are still answered (the platform must get an answer)
     return503OnClosing: false,
