@@ -14,7 +14,7 @@ import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
 import { systemTimers, type Timers } from './decision/deadline.js'
 import { healthRoutes } from './http/health-routes.js'
-import { adminRoutes, type RulesControl } from './http/admin-routes.js'
+import { adminRoutes, schemaErrors, type RulesControl } from './http/admin-routes.js'
 import { eventsRoutes } from './http/events-routes.js'
 import { journalRoutes } from './http/journal-routes.js'
 import { journalFor } from './journal/for-store.js'
@@ -28,6 +28,7 @@ import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.
 import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
+import { strictBodies } from './strict-ajv.js'
 
 export interface AppDeps {
   config: Config
@@ -190,7 +191,10 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     // ADMIN_TLS_*: HTTPS, and with a CA only clients with a certificate it signed get past the handshake
     ...(tls !== undefined ? { https: { cert: tls.cert, key: tls.key, ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) } } : {}),
     bodyLimit: 64 * 1024,
-    // an unknown field in an admin body is a mistake to report, not to drop silently
+    // every body (admin, card controls, card lifecycle) as it was sent: `{"amount": [5]}` is refused, not
+    // read as 5; an unknown field is a mistake to report, not to drop silently
+    schemaController: { compilersFactory: { buildValidator: strictBodies } },
+    schemaErrorFormatter: schemaErrors,
     ajv: { customOptions: { removeAdditional: false } }
   })
   closeConnectionsWhenStopping(app, deps.shutdown)
