@@ -15,7 +15,7 @@ import type { RiskLookup } from './decision/pipeline.js'
 import { externalAuthRoutes, EXTERNAL_AUTH_PATH } from './http/external-auth-route.js'
 import { systemTimers, type Timers } from './decision/deadline.js'
 import { healthRoutes } from './http/health-routes.js'
-import { adminRoutes, type RulesControl } from './http/admin-routes.js'
+import { adminRoutes, schemaErrors, type RulesControl } from './http/admin-routes.js'
 import { eventsRoutes } from './http/events-routes.js'
 import { journalRoutes } from './http/journal-routes.js'
 import { journalFor } from './journal/for-store.js'
@@ -29,6 +29,7 @@ import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.
 import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
+import { strictBodies } from './strict-ajv.js'
 
 export interface AppDeps {
   config: Config
@@ -115,6 +116,16 @@ async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: Ans
   })
 }
 
+/**
+ * Fastify's trustProxy for TRUST_PROXY. A hop count becomes proxy-addr's hop trust (the n nearest
+ * addresses are proxies, so the source is the address the outermost of them added to X-Forwarded-For):
+ * Fastify 5 takes a number as "trust no proxy".
+ */
+export function trustProxyOf (v: boolean | number | string): boolean | string | ((addr: string, hop: number) => boolean) {
+  if (typeof v !== 'number') return v
+  return (_addr, hop) => hop < v
+}
+
 export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   const { config, metrics } = deps
   const answerCtx = answerContext(deps)
@@ -134,7 +145,7 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // one log line per decision, written by the route, instead of Fastify's two per request
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOf(config.trustProxy),
     bodyLimit: 16 * 1024,
     // while closing, requests already on a connection are still answered (the platform must get an answer)
     return503OnClosing: false,
@@ -199,7 +210,10 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     // ADMIN_TLS_*: HTTPS, and with a CA only clients with a certificate it signed get past the handshake
     ...(tls !== undefined ? { https: { cert: tls.cert, key: tls.key, ...(tls.ca !== undefined ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) } } : {}),
     bodyLimit: 64 * 1024,
-    // an unknown field in an admin body is a mistake to report, not to drop silently
+    // every body (admin, card controls, card lifecycle) as it was sent: `{"amount": [5]}` is refused, not
+    // read as 5; an unknown field is a mistake to report, not to drop silently
+    schemaController: { compilersFactory: { buildValidator: strictBodies } },
+    schemaErrorFormatter: schemaErrors,
     ajv: { customOptions: { removeAdditional: false } }
   })
   closeConnectionsWhenStopping(app, deps.shutdown)

@@ -51,7 +51,8 @@ const list = makeValidator<string[]>((input: string) =>
 
 export type CidrList = Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>
 
-const cidrs = makeValidator<CidrList>((input: string) => {
+/** IPs and CIDRs, comma-separated; IPv4 only as a.b.c.d. */
+function parseCidrs (input: string): CidrList {
   const out: CidrList = []
   for (const raw of input.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     try {
@@ -63,27 +64,34 @@ const cidrs = makeValidator<CidrList>((input: string) => {
     }
   }
   return out
-})
+}
+
+const cidrs = makeValidator<CidrList>(parseCidrs)
 
 function singleHost (addr: ipaddr.IPv4 | ipaddr.IPv6): [ipaddr.IPv4 | ipaddr.IPv6, number] {
   return [addr, addr.kind() === 'ipv4' ? 32 : 128]
 }
 
-const trustProxy = makeValidator<boolean | string>((input: string) => {
+/** The most proxies TRUST_PROXY may count in front of the service. */
+export const TRUST_PROXY_HOPS_MAX = 10
+
+/**
+ * TRUST_PROXY: true, false, a hop count (the number of proxies in front of the service), or the proxies'
+ * IPs/CIDRs (kept as the string Fastify takes).
+ */
+const trustProxy = makeValidator<boolean | number | string>((input: string) => {
   const v = input.trim()
-  if (v === '' || v === 'false') return false
+  if (v === '' || v === 'false' || v === '0') return false
   if (v === 'true') return true
-  if (/^\d+$/.test(v)) {
-    // Fastify ignores a hop count (it cannot tell the load balancer from a client that sends the header)
-    throw new Error('a hop count is not supported: list the load balancers\' IPs/CIDRs, or true')
+  if (/^[0-9]+$/.test(v)) {
+    const hops = Number(v)
+    if (hops > TRUST_PROXY_HOPS_MAX) throw new Error(`a hop count must be from 1 to ${TRUST_PROXY_HOPS_MAX}`)
+    return hops
   }
-  for (const part of v.split(',')) {
-    const p = part.trim()
-    try {
-      if (p.includes('/')) ipaddr.parseCIDR(p); else ipaddr.parse(p)
-    } catch {
-      throw new Error('must be true, false, or a comma list of the proxies\' IPs/CIDRs')
-    }
+  try {
+    if (parseCidrs(v).length === 0) throw new Error('empty')
+  } catch {
+    throw new Error('must be true, false, a hop count, or a comma list of the proxies\' IPs/CIDRs')
   }
   return v
 })
@@ -200,7 +208,8 @@ export interface Config {
   bankId: string
   entityIds: string[]
   allowedSourceIps: CidrList
-  trustProxy: boolean | string
+  /** true, false, a hop count, or the proxies' IPs/CIDRs */
+  trustProxy: boolean | number | string
   host: string
   port: number
   adminHost: string
@@ -325,6 +334,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (!bad.has('HTTP_HEADERS_TIMEOUT_MS') && !bad.has('HTTP_REQUEST_TIMEOUT_MS') && clean.HTTP_HEADERS_TIMEOUT_MS > clean.HTTP_REQUEST_TIMEOUT_MS) {
     // Node refuses a header timeout longer than the whole request's
     problem('HTTP_HEADERS_TIMEOUT_MS', `must not be above HTTP_REQUEST_TIMEOUT_MS (${clean.HTTP_REQUEST_TIMEOUT_MS})`)
+  }
+  if (!bad.has('TRUST_PROXY') && !bad.has('ALLOWED_SOURCE_IPS') && clean.TRUST_PROXY === true && clean.ALLOWED_SOURCE_IPS.length > 0) {
+    // true reads the left-most X-Forwarded-For entry, which the caller writes (a balancer appends its own)
+    problem('TRUST_PROXY', 'true cannot be used with ALLOWED_SOURCE_IPS: it takes the source address from the left-most X-Forwarded-For entry, which the caller writes; set TRUST_PROXY to the proxies\' IPs/CIDRs or to their number (a hop count)')
   }
   if (!bad.has('REDIS_KEY_PREFIX') && /[{}]/.test(clean.REDIS_KEY_PREFIX)) {
     // a brace in the prefix would become the Redis Cluster hash tag and put all keys in one slot

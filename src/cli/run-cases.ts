@@ -8,6 +8,7 @@ import { MemoryStore } from '../store/memory.js'
 import { DEFAULT_CASE_REQUEST, type CasesFile, type CaseCustomer, type TestCase } from './cases-file.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import { parseWindow } from '../rules/window.js'
+import { withoutEmptyOptionals } from '../domain/auth-request-schema.js'
 
 export interface CaseResult {
   name: string
@@ -67,7 +68,8 @@ async function runCase (c: TestCase, index: number, file: CasesFile, opts: RunCa
     clockMs = atMs
     // one request in flight each, as at the endpoint; no deadline comes in a case
     const deadlineAtMs = atMs + CASE_DEADLINE_MS
-    return await decide(req, { arrivedAtMs: atMs, deadlineAtMs, abort: new InFlight(deadlineAtMs) }, deps)
+    // as the endpoint reads it: an optional field sent as "" is absent
+    return await decide(withoutEmptyOptionals(req), { arrivedAtMs: atMs, deadlineAtMs, abort: new InFlight(deadlineAtMs) }, deps)
   }
 
   // Oldest first, as they happened; each its own reference so none is taken for a replay.

@@ -1,5 +1,6 @@
 // The External Authorization body (spec "External Authorization request"). Sizes are maxima; numeric
-// fields are digit strings ("162" is a valid numeric(6)); an optional field sent as "" counts as absent.
+// fields are digit strings ("162" is a valid numeric(6)); an optional field sent as "" counts as absent
+// (withoutEmptyOptionals, below).
 // Unknown extra fields are accepted and ignored by the endpoint. Kept in the shared vocabulary because the
 // endpoint validates requests with it and `extauth rules test` validates its cases' requests with it.
 import { CHANNELS } from './channels.js'
@@ -35,3 +36,20 @@ export const authRequestSchema = {
     entityId: optText(50)
   }
 } as const
+
+const REQUIRED: readonly string[] = authRequestSchema.required
+
+/** The fields a request may leave out: every property of the schema it does not require. */
+export const OPTIONAL_REQUEST_FIELDS: readonly string[] = Object.freeze(Object.keys(authRequestSchema.properties).filter((f) => !REQUIRED.includes(f)))
+
+/**
+ * The contract's one rule for an optional field sent as "": absent. Applied once where a request is read
+ * (the endpoint, a rules test case), to the request itself, so that no later reader (the facts' crossBorder,
+ * the card controls, a rule's `exists`, the journal) can take "" for a value. A request without "" is left
+ * as it is.
+ */
+export function withoutEmptyOptionals<T extends object> (req: T): T {
+  const r = req as Record<string, unknown>
+  for (const f of OPTIONAL_REQUEST_FIELDS) if (r[f] === '') Reflect.deleteProperty(r, f)
+  return req
+}

@@ -1,6 +1,6 @@
 // The admin listener's API (README "Admin API"): customers, cards, money, decisions, reversals, rules. Errors are
 // JSON {error, message} with a stable error code.
-import type { FastifyInstance, FastifyError } from 'fastify'
+import type { FastifyInstance, FastifyError, FastifySchemaValidationError } from 'fastify'
 import { API_ERRORS, apiAnswerOf, apiError, errorBody, StoreRejection } from '../errors.js'
 import { auditAfterChange, auditContext } from './admin-auth.js'
 import { asApiError } from './lifecycle-routes.js'
@@ -25,6 +25,8 @@ export interface AdminOptions {
 export const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
 export const last4Param = { type: 'string', pattern: '^[0-9]{4}$' }
 const refParam = { type: 'string', minLength: 1, maxLength: 50 }
+/** The body of a call that takes none: nothing, or `{}` (anything else is a mistake to report). */
+export const noBody = { type: ['object', 'null'], additionalProperties: false, description: 'none (or {})' }
 /**
  * A credit or debit reference: no ':' so it can never be taken for one of the card-lifecycle's own money
  * operations (`load:<ref>`, `transfer:<id>`), which share the idempotency keys.
@@ -32,6 +34,17 @@ const refParam = { type: 'string', minLength: 1, maxLength: 50 }
 const moneyRef = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[^:]+$' }
 function customerView (c: Customer): Record<string, unknown> {
   return { urn: c.urn, customerId: c.customerId, status: c.status, available: String(c.available), cards: c.cards }
+}
+
+/**
+ * The message of a refused request part, as Fastify writes it, with the name of a field the schema does not
+ * know (the validator leaves it out: "body must NOT have additional properties").
+ */
+export function schemaErrors (errors: FastifySchemaValidationError[], dataVar: string): Error {
+  return new Error(errors.map((e) => {
+    const unknown = e.keyword === 'additionalProperties' ? ` ("${String(e.params.additionalProperty)}")` : ''
+    return `${dataVar}${e.instancePath} ${e.message ?? 'is not valid'}${unknown}`
+  }).join(', '))
 }
 
 /** Fastify's own refusals (schema, body parsing, content type) in the catalogue's words. */
@@ -174,7 +187,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
 
   app.post('/admin/v1/rules/reload', {
     config: { scope: 'rules:reload' },
-    schema: { tags: [TAGS.rules], summary: 'Reload the rule set from RULES_DIR', answers: { 200: rulesAnswer, 422: rulesRefused } }
+    schema: { tags: [TAGS.rules], summary: 'Reload the rule set from RULES_DIR', answers: { 200: rulesAnswer, 422: rulesRefused }, body: noBody }
   }, async (request, reply) => {
     const was = opts.rules.current().version
     const r = await opts.rules.reload()

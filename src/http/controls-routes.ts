@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import type { Store } from '../store/types.js'
 import { effectiveControls, type CardControls, type ControlEntries } from '../domain/controls.js'
 import { controlsProblem, controlsSchema } from '../controls/validate.js'
-import { strictValidatorCompiler } from '../strict-ajv.js'
 import { apiError } from '../errors.js'
 import { last4Param, urnParam } from './admin-routes.js'
 import { auditContext } from './admin-auth.js'
@@ -47,8 +46,7 @@ export async function controlsRoutes (app: FastifyInstance, opts: ControlsRoutes
       params,
       body: controlsSchema
     },
-    // no coercion ("5000" is not an amount, null is not false), and the refusal names the field
-    validatorCompiler: strictValidatorCompiler,
+    // the listener checks every body strictly ("5000" is not an amount, null is not false); the refusal names the field
     schemaErrorFormatter: (errors, dataVar) => {
       if (dataVar !== 'body') return apiError('VALIDATION', `${dataVar}${errors[0]?.instancePath ?? ''} ${errors[0]?.message ?? 'is not valid'}`)
       const { field, message } = controlsProblem(errors as Parameters<typeof controlsProblem>[0])

@@ -5,6 +5,7 @@ import type { Relay } from '../events/relay.js'
 import { TAGS } from './openapi.js'
 import type { Store } from '../store/types.js'
 import { auditAfterChange } from './admin-auth.js'
+import { noBody } from './admin-routes.js'
 
 export async function eventsRoutes (app: FastifyInstance, opts: { relay?: Relay, store: Store }): Promise<void> {
   const relay = (): Relay => {
@@ -35,7 +36,8 @@ export async function eventsRoutes (app: FastifyInstance, opts: { relay?: Relay,
         502: { description: 'the receiver did not take it; it stays parked', type: 'object', required: ['id', 'delivered', 'lastError'], properties: { id: { type: 'string' }, delivered: { const: false }, lastError: { type: 'string' } } }
       },
       errors: ['NOT_FOUND', 'NOT_CONFIGURED'],
-      params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 100 } }, required: ['id'] }
+      params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 100 } }, required: ['id'] },
+      body: noBody
     }
   }, async (request, reply) => {
     const r = await relay().resend(request.params.id)

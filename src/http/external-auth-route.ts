@@ -7,6 +7,7 @@ import { decide, type Decision, type DecisionDeps, type PipelineReason } from '.
 import { DeadlineGuard, systemTimers, type Timers } from '../decision/deadline.js'
 import { answerFor, type Answer, type AnswerContext } from './answer.js'
 import { answerSchema, authRequestSchema, EXTERNAL_AUTH_PATH } from './auth-schema.js'
+import { withoutEmptyOptionals } from '../domain/auth-request-schema.js'
 import { failedHeader, ipAllowed, type HeaderExpectations } from './caller-checks.js'
 import type { CidrList } from '../config.js'
 import type { Metrics } from '../metrics.js'
@@ -194,7 +195,8 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     // no child logger per request: this route logs through `log` and `decisionLog`, never `request.log`
     childLoggerFactory: (logger) => logger
   }, (request, reply) => {
-    const body = request.body as AuthRequest
+    // read once: an optional field sent as "" is absent from here on
+    const body = withoutEmptyOptionals(request.body as AuthRequest)
     const arrivedAtMs = request.arrivedAtMs
     const deadlineAtMs = arrivedAtMs + opts.deadlineMs
     // The answer is sent by whichever comes first, the decision or the guard's deadline, with no promise

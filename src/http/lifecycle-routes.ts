@@ -11,7 +11,6 @@ import type { LifecycleAnswer } from '../moves/answer.js'
 import { LifecycleNotFound } from '../moves/errors.js'
 import { apiError } from '../errors.js'
 import { amountOf, amountSchema } from './amount.js'
-import { strictValidatorCompiler } from '../strict-ajv.js'
 import { TAGS } from './openapi.js'
 import { lifecycleAnswers, lifecycleRecord } from './answer-docs.js'
 
@@ -181,8 +180,6 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
 
   app.post<{ Body: Record<string, unknown> & { amount: string | number, fee: string | number } }>('/v1/unloads', {
     config: { scope: 'lifecycle', auditAfter: ['clientTxnId', 'urn', 'amount', 'fee'] },
-    // the spec's integers are integers: the listener's validator would turn "1" into 1
-    validatorCompiler: strictValidatorCompiler,
     schema: {
       tags: [TAGS.lifecycle],
       summary: 'Unload funds from a wallet to a bank account: amount + fee held first, final on the platform\'s 00',
@@ -242,7 +239,15 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       body: {
         type: 'object',
         required: ['clientTxnRefId', 'acctNumber', 'purchaseAmount', 'txnSourceType'],
-        properties: { purchaseAmount: amountSchema, clientTxnRefId: { type: 'string' }, acctNumber: { type: 'string' }, txnSourceType: { type: 'string' } }
+        additionalProperties: false,
+        // the types; the risk adapter checks the values (and refuses before sending, naming each field)
+        properties: {
+          purchaseAmount: amountSchema,
+          ...Object.fromEntries(['clientTxnRefId', 'acctNumber', 'txnSourceType', 'txnTimestamp', 'channelId', 'messageType',
+            'merchantCountryCode', 'ip', 'cardType', 'userAgent', 'mobileNumber'].map((f) => [f, optText(1024)])),
+          ...Object.fromEntries(['async', 'details', 'partRequest'].map((f) => [f, { type: 'boolean' }])),
+          custom: { type: 'object', additionalProperties: optText(1024), description: 'further fields of the use case, sent as they are' }
+        }
       }
     }
   }, async (request, reply) => {

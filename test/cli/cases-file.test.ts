@@ -57,3 +57,25 @@ t.test('a case with more than ten prior transactions raises no MaxListenersExcee
   await new Promise(resolve => setImmediate(resolve))
   t.same(warnings.map(w => w.name), [], 'no process warnings')
 })
+
+t.test('a case\'s optional field sent as "" is absent, as at the endpoint', async t => {
+  const rules = compile([
+    { id: 'cross-border', when: { crossBorder: { eq: true } }, then: { decline: '05' } },
+    { id: 'merchant-named', when: { merchantName: { exists: true } }, then: { decline: '34' } }
+  ])
+  const parsed = parse({
+    defaults: { request: { currencyCode: '356' } },
+    cases: [
+      { name: 'billingCurrency ""', request: { billingCurrency: '', merchantName: '' }, expect: '00' },
+      { name: 'currencyCode "" (the default currency)', request: { currencyCode: '', billingCurrency: '356', merchantName: '' }, expect: '00' },
+      { name: 'abroad', request: { billingCurrency: '840', merchantName: '' }, expect: '05', expectRuleId: 'cross-border' }
+    ]
+  })
+  if (!parsed.ok) return t.fail(parsed.errors.join('\n'))
+  const results = await runCases(parsed.file, { rules, timezone: 'UTC', defaultCurrency: '356' })
+  t.same(results.map((r) => [r.name, r.code, r.ruleId]), [
+    ['billingCurrency ""', '00', null],
+    ['currencyCode "" (the default currency)', '00', null],
+    ['abroad', '05', 'cross-border']
+  ])
+})

@@ -108,7 +108,7 @@ export interface CustomerView { urn: string, customerId: string | null, status: 
 
 /** Short-hands for the admin API; each fails loudly when the call does not answer 200. */
 export function adminClient (app: FastifyInstance): {
-  call: (method: 'GET' | 'PUT' | 'POST', url: string, payload?: unknown, headers?: Record<string, string>) => Promise<LightMyRequestResponse>
+  call: (method: 'GET' | 'PUT' | 'PATCH' | 'POST', url: string, payload?: unknown, headers?: Record<string, string>) => Promise<LightMyRequestResponse>
   customer: (urn: string, body?: Record<string, unknown>) => Promise<CustomerView>
   card: (urn: string, last4: string, status: string) => Promise<CustomerView>
   credit: (urn: string, amount: number, reference?: string) => Promise<void>
@@ -116,7 +116,7 @@ export function adminClient (app: FastifyInstance): {
   decision: (urn: string, ref: string) => Promise<Record<string, unknown> | null>
 } {
   let seq = 0
-  const call = async (method: 'GET' | 'PUT' | 'POST', url: string, payload?: unknown, headers: Record<string, string> = adminHeaders): Promise<LightMyRequestResponse> => {
+  const call = async (method: 'GET' | 'PUT' | 'PATCH' | 'POST', url: string, payload?: unknown, headers: Record<string, string> = adminHeaders): Promise<LightMyRequestResponse> => {
     await yieldToLoop()
     if (payload === undefined) {
       // no body, so no content-type: Fastify refuses an empty body declared as JSON

@@ -179,20 +179,13 @@ t.test('bodies the contract accepts', async t => {
     ['orignialRrn (the sample\'s spelling)', { orignialRrn: '123456789012' }],
     ['originalRrn', { originalRrn: '123456789012' }],
     ['both spellings', { originalRrn: '1', orignialRrn: '2' }],
-    ['unknown extra fields', { somethingNew: 'x', nested: { a: [1, 2] }, n: 5, entityId: '0001' }],
-    ['optional fields as ""', {
-      customerId: '', merchantName: '', mcc: '', merchantId: '', fee: '', originalRrn: '', orignialRrn: '',
-      billingCurrency: '', billingAmount: '', entityId: ''
-    }]
+    ['unknown extra fields', { somethingNew: 'x', nested: { a: [1, 2] }, n: 5, entityId: '0001' }]
   ]
   for (const [label, over] of accepted) {
     const res = await auth(publicApp, authBody({ urn, ...over }))
     checkInjected(t, res, { status: 200, code: '00', amount: '1250' }, label)
     spent += 1250
   }
-  // currencyCode "" counts as absent: DEFAULT_CURRENCY is echoed
-  checkInjected(t, await auth(publicApp, authBody({ urn, currencyCode: '' })), { status: 200, code: '00', amount: '1250', currency: '356' }, 'currencyCode ""')
-  spent += 1250
   const minimal = {
     urn, terminalId: 'T1', systemTraceAuditNumber: '1', cardNetwork: 'RUPAY', channel: 'POS', transactionAmount: '700',
     transactionReferenceNumber: `MIN-${Date.now()}`, last4Digits: '0000'
@@ -206,6 +199,74 @@ t.test('bodies the contract accepts', async t => {
   spent += 1250
   t.equal(await a.available(urn), String(1_000_000 - spent), 'each accepted body debited its amount once')
 })
+
+/** Every optional field of the request, sent as "". */
+const OPTIONAL_AS_EMPTY = {
+  customerId: '', merchantName: '', mcc: '', merchantId: '', fee: '', currencyCode: '', originalRrn: '', orignialRrn: '',
+  billingCurrency: '', billingAmount: '', entityId: ''
+}
+
+for (const kind of STORE_KINDS) {
+  t.test(`optional fields as "" are absent to every reader, on the ${kind.name} store`, async t => {
+    // Each reader of an optional field is set up so that a "" taken as present declines or shows: shadow rules
+    // (recorded, never deciding) on crossBorder and on `exists` of every optional field, a card with
+    // international use off, a card with a daily international limit below one purchase.
+    const optionalStringFields = Object.keys(OPTIONAL_AS_EMPTY).filter((f) => f !== 'fee' && f !== 'billingAmount')
+    const rules = JSON.stringify({
+      rules: [
+        { id: 'cross-border', mode: 'shadow', when: { crossBorder: { eq: true } }, then: { decline: '05' } },
+        ...optionalStringFields.map((f) => ({ id: `sent-${f}`, mode: 'shadow', when: { [f]: { exists: true } }, then: { decline: '05' } })),
+        { id: 'fee-sent', mode: 'shadow', when: { fee: { exists: true } }, then: { decline: '05' } },
+        { id: 'billing-amount-sent', mode: 'shadow', when: { billingAmount: { exists: true } }, then: { decline: '05' } }
+      ]
+    })
+    const store = await kind.make(t)
+    const { publicApp, adminApp } = await buildApp(t, { store, env: { RULES_DIR: await rulesDir(t, { 'r.json': rules }) } })
+    const a = adminClient(adminApp)
+    const urn = freshUrn()
+    await a.customer(urn)
+    await a.credit(urn, 1_000_000)
+    const controls = async (last4: string, body: unknown): Promise<void> => {
+      await a.card(urn, last4, 'ACTIVE')
+      const res = await a.call('PATCH', `/admin/v1/customers/${urn}/cards/${last4}/controls`, body)
+      t.equal(res.statusCode, 200, `controls of ${last4} set`)
+    }
+    await controls('1111', { international: { enabled: false } })
+    await controls('2222', { international: { enabled: true, dailyMax: 1000 } })
+
+    // the set-up declines or records what it should when the fields are really there
+    const abroad = authBody({ urn, last4Digits: '1111', billingCurrency: '840', billingAmount: '900' })
+    checkInjected(t, await auth(publicApp, abroad), { status: 200, code: '05', amount: '1250' }, 'international off: a cross-border purchase is declined')
+    const abroadRec = await a.decision(urn, abroad.transactionReferenceNumber as string)
+    t.match(abroadRec, { control: { control: 'international' } }, 'declined by the international control')
+    const overDaily = authBody({ urn, last4Digits: '2222', billingCurrency: '840' })
+    checkInjected(t, await auth(publicApp, overDaily), { status: 200, code: '61', amount: '1250' }, 'a cross-border purchase over the daily international limit is declined')
+    t.match(await a.decision(urn, overDaily.transactionReferenceNumber as string), { control: { control: 'international', check: 'dailyMax' } })
+
+    const sends: Array<[string, Record<string, unknown>]> = [
+      ['every optional field ""', OPTIONAL_AS_EMPTY],
+      ['billingCurrency "" with currencyCode 356', { ...OPTIONAL_AS_EMPTY, currencyCode: '356' }],
+      ['currencyCode "" with billingCurrency 356 (DEFAULT_CURRENCY)', { ...OPTIONAL_AS_EMPTY, billingCurrency: '356' }]
+    ]
+    let spent = 0
+    for (const last4 of ['1111', '2222']) {
+      for (const [label, over] of sends) {
+        const body = authBody({ urn, last4Digits: last4, ...over })
+        const l = `${label}, card ${last4}`
+        checkInjected(t, await auth(publicApp, body), { status: 200, code: '00', amount: '1250', currency: '356' }, `${l}: a domestic purchase, approved`)
+        spent += 1250
+        const rec = await a.decision(urn, body.transactionReferenceNumber as string) as { shadowHits?: unknown, meta?: { currencyCode?: unknown, request?: Record<string, unknown>, shadowHits?: unknown } } | null
+        const hits = (rec?.meta?.shadowHits as Array<{ ruleId: string }> | undefined ?? []).map((h) => h.ruleId)
+        const sent = Object.keys(over).filter((f) => over[f] !== '')
+        t.same(hits, sent.map((f) => `sent-${f}`), `${l}: no rule saw a "" field as present, nor the purchase as cross-border`)
+        t.equal(rec?.meta?.currencyCode, '356', `${l}: the journal keeps DEFAULT_CURRENCY, not ""`)
+        const stored = rec?.meta?.request ?? {}
+        t.same(Object.keys(stored).filter((f) => Object.hasOwn(OPTIONAL_AS_EMPTY, f)).sort(), sent.sort(), `${l}: the journal keeps no "" field`)
+      }
+    }
+    t.equal(await a.available(urn), String(1_000_000 - spent), 'each purchase debited once')
+  })
+}
 
 t.test('DEFAULT_CURRENCY and TIMEZONE shape the answer', async t => {
   const at = Date.UTC(2026, 10, 21, 9, 30, 15)

@@ -77,32 +77,49 @@ t.test('the deadline over HTTP', async t => {
   t.equal(metricValue(metrics, 'extauth_deadline_hits_total'), 1, 'answered by the deadline guard')
 })
 
-t.test('TRUST_PROXY=true: the source address is the X-Forwarded-For client', async t => {
-  const { publicApp } = await buildApp(t, { env: { TRUST_PROXY: 'true', ALLOWED_SOURCE_IPS: '10.1.0.0/16' } })
-  const base = await listen(publicApp)
-  const cases: Array<[string, string | undefined, number, string]> = [
-    ['10.1.2.3 allowed', '10.1.2.3', 200, '14'],
-    ['10.2.0.1 refused', '10.2.0.1', 403, '05'],
-    ['no X-Forwarded-For: 127.0.0.1 refused', undefined, 403, '05'],
-    ['the client of a chain counts (allowed)', '10.1.9.9, 10.2.0.1', 200, '14'],
-    ['the client of a chain counts (refused)', '10.2.0.1, 10.1.9.9', 403, '05']
-  ]
-  for (const [label, xff, status, code] of cases) {
-    const r = await post(base, authBody(), platformHeaders({ 'x-forwarded-for': xff }))
-    checkAnswer(t, r.status, r.contentType, r.text, { status, code }, label)
+t.test('TRUST_PROXY=true with ALLOWED_SOURCE_IPS is refused at start-up, naming both', async t => {
+  // true takes the left-most X-Forwarded-For entry, which the caller writes (a balancer appends to it):
+  // any caller could name an allowed address
+  let err: ConfigError | undefined
+  try {
+    testConfig({ TRUST_PROXY: 'true', ALLOWED_SOURCE_IPS: '10.1.0.0/16' })
+  } catch (e) {
+    if (e instanceof ConfigError) err = e
   }
+  t.equal(err?.variable, 'TRUST_PROXY')
+  t.match(err?.message, /ALLOWED_SOURCE_IPS/, 'the message names the other variable')
+  t.equal(testConfig({ TRUST_PROXY: 'true' }).trustProxy, true, 'true without ALLOWED_SOURCE_IPS is accepted (the source address is then only logged)')
 })
 
-t.test('TRUST_PROXY as a hop count is refused at start-up, naming the variable', async t => {
-  // Fastify 5 reads a numeric trustProxy as "trust no proxy": accepted, it would silently make every
-  // request come from the load balancer, and the allowlist would refuse them all.
-  let variable = ''
-  try {
-    testConfig({ TRUST_PROXY: '1' })
-  } catch (err) {
-    if (err instanceof ConfigError) variable = err.variable
+t.test('TRUST_PROXY as a hop count: the address the nearest proxies added counts', async t => {
+  const cases: Array<[string, string, string | undefined, number, string]> = [
+    ['1', 'the address the proxy added, allowed', '10.1.2.3', 200, '14'],
+    ['1', 'the address the proxy added, refused', '10.2.0.1', 403, '05'],
+    ['1', 'a forged allowed entry before the one the proxy added does not help', '10.1.2.3, 10.2.0.1', 403, '05'],
+    ['1', 'a forged refused entry does not hurt', '10.2.0.1, 10.1.2.3', 200, '14'],
+    ['1', 'no X-Forwarded-For: the peer 127.0.0.1, refused', undefined, 403, '05'],
+    ['2', 'two proxies: the address the outer one added, allowed', '10.2.0.1, 10.1.2.3, 10.9.0.5', 200, '14'],
+    ['2', 'two proxies: a forged allowed entry does not help', '10.1.2.3, 10.2.0.1, 10.9.0.5', 403, '05']
+  ]
+  for (const hops of ['1', '2']) {
+    const { publicApp } = await buildApp(t, { env: { TRUST_PROXY: hops, ALLOWED_SOURCE_IPS: '10.1.0.0/16' } })
+    const base = await listen(publicApp)
+    for (const [n, label, xff, status, code] of cases) {
+      if (n !== hops) continue
+      const r = await post(base, authBody(), platformHeaders({ 'x-forwarded-for': xff }))
+      checkAnswer(t, r.status, r.contentType, r.text, { status, code }, `TRUST_PROXY=${hops}: ${label}`)
+    }
   }
-  t.equal(variable, 'TRUST_PROXY')
+  for (const bad of ['-1', '1.5', '17']) {
+    let variable = ''
+    try {
+      testConfig({ TRUST_PROXY: bad })
+    } catch (err) {
+      if (err instanceof ConfigError) variable = err.variable
+    }
+    t.equal(variable, 'TRUST_PROXY', `TRUST_PROXY=${bad} refused`)
+  }
+  t.equal(testConfig({ TRUST_PROXY: '0' }).trustProxy, false, '0 hops: no proxy trusted')
 })
 
 t.test('TRUST_PROXY as a list of proxy addresses: the first address not listed counts', async t => {

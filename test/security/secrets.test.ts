@@ -129,7 +129,10 @@ function calls (): Call[] {
   out.push({ listener: 'admin', method: 'POST', url: '/v1/transfers', headers: { ...admin, ...EXTRA_HEADERS }, body: { ...transfer, ...EXTRA_FIELDS } })
   out.push({ listener: 'admin', method: 'POST', url: '/v1/transfers', headers: admin, body: transfer })
   out.push({ listener: 'admin', method: 'GET', url: `/v1/transfers/TX${process.pid}`, headers: admin })
-  out.push({ listener: 'admin', method: 'POST', url: '/v1/risk/analyse', headers: { ...admin, ...EXTRA_HEADERS }, body: { clientTxnRefId: `RK${process.pid}`, acctNumber: '1000000001', purchaseAmount: '100', txnSourceType: 'ECOM', ...EXTRA_FIELDS } })
+  const analyse = { clientTxnRefId: `RK${process.pid}`, acctNumber: '1000000001', purchaseAmount: '100', txnSourceType: 'ECOM' }
+  // with the extra fields: refused (400) like every admin body with an unknown field; without: sent
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/risk/analyse', headers: { ...admin, ...EXTRA_HEADERS }, body: { ...analyse, ...EXTRA_FIELDS } })
+  out.push({ listener: 'admin', method: 'POST', url: '/v1/risk/analyse', headers: { ...admin, ...EXTRA_HEADERS }, body: analyse })
   // last: the audit trail of all the above, read with each key
   out.push({ listener: 'admin', method: 'GET', url: '/admin/v1/audit?limit=100', headers: readKey })
   out.push({ listener: 'admin', method: 'GET', url: '/admin/v1/audit?limit=100' + QUERY.replace('?', '&'), headers: { ...admin, ...EXTRA_HEADERS } })
