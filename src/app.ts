@@ -196,7 +196,11 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
   app.addHook('preSerialization', async (_request, _reply, payload) => withIsoTimes(payload))
   // before any route: the document is made from the routes as they are registered
   const answerCtx = answerContext(deps)
-  await apiDocument(app, { publicRoutes: async (twin) => { await publicRoutes(twin, deps, answerCtx) } })
+  await apiDocument(app, {
+    publicRoutes: async (twin) => { await publicRoutes(twin, deps, answerCtx) },
+    publicUrl: deps.config.publicUrl,
+    docsBaseUrl: deps.config.docsBaseUrl
+  })
   app.get('/metrics', {
     schema: {
       tags: [TAGS.operations],
