@@ -28,6 +28,7 @@ import { lifecycleRoutes, type LifecycleOptions } from './http/lifecycle-routes.
 import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
+import { API_ERRORS, errorBody } from './errors.js'
 
 export interface AppDeps {
   config: Config
@@ -163,6 +164,20 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   return app
 }
 
+/**
+ * Health asked of the admin listener, where it is not served (a load balancer or a person on the wrong port):
+ * a plain 404 saying where it is, answered before any key is asked for (not a 401 that sends them looking for one).
+ */
+export const ADMIN_HEALTH_POINTERS = ['/health', '/health/*'] as const
+
+function pointToPublicHealth (app: FastifyInstance, config: Config): void {
+  const message = `health is served by the public listener (PORT ${config.port}), not by this admin listener (ADMIN_PORT ${config.adminPort}): ` +
+    `GET ${config.publicUrl}/health/live and ${config.publicUrl}/health/ready`
+  for (const url of ADMIN_HEALTH_POINTERS) {
+    app.get(url, { schema: { hide: true } }, async (_request, reply) => await reply.code(API_ERRORS.NOT_FOUND).send(errorBody('NOT_FOUND', message)))
+  }
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** the admin listener's routes and the scope each needs (all but /metrics) */
@@ -212,6 +227,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()
   })
+  pointToPublicHealth(app, deps.config)
   const routeScopes: RouteScope[] = []
   app.decorate('routeScopes', routeScopes)
   await app.register(async (scope) => {
