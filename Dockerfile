@@ -30,6 +30,9 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY rules ./rules
+# the pages the API reference (/admin/docs) links to, served by the admin listener as this version has them
+COPY README.md ./
+COPY docs ./docs
 # The one place the process writes: its journal of deadline compensations not yet taken by Redis. Mount a
 # volume here so a restarted container sends them again (docs/development/money.md).
 RUN mkdir -p /app/var && chown node:node /app/var

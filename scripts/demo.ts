@@ -1,7 +1,10 @@
 // npm run demo: the simulators and extauth on the embedded store, all on loopback. A card is loaded
 // through the gateway's OTP flow, its cardholder sets card controls in the app while spending, then it is
-// spent with the issuer simulator until rules, limits and funds decline; every step is printed.
-import { Pool } from 'undici'
+// spent with the issuer simulator until rules, limits and funds decline; every step is printed. It starts
+// once extauth is ready and warmed up; a payment shed for overload all the same is printed as such and sent
+// again, and every admin answer it prints is checked first.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Pool, request } from 'undici'
 import { loadConfig } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
 import { createServices } from '../src/services.js'
@@ -11,11 +14,33 @@ import { buildPrepaidSim } from '../src/sim/prepaid-sim.js'
 import { buildRiskSim } from '../src/sim/risk-sim.js'
 import { cardholderJourney, createIssuer } from '../src/sim/issuer.js'
 import type { AuthRequest } from '../src/domain/request.js'
+import { paymentLine, type Lookup } from './lib/demo-lines.js'
 
 const KEYS = { consumerKey: 'demo-consumer-key', clientId: 'DEMOCLIENT', bankId: '1234' }
 const ADMIN_TOKEN = 'demo-admin-token'
 const say = (s: string): void => { process.stdout.write(`${s}\n`) }
 const money = (minor: string | number): string => (Number(minor) / 100).toFixed(2)
+/** how long the demo waits for readiness; it only ends a wait that would never end */
+const READY_WAIT_MS = 60_000
+/** decisions made for an unknown customer before the demo starts, so its first payments meet a warm process */
+const WARM_UP_PAYMENTS = 20
+/** a payment shed for overload is sent again this many times at most */
+const SHED_RESENDS_MAX = 3
+
+/** Polls the public listener's readiness until it answers 200, saying once what it waits for. */
+async function ready (publicUrl: string, indent = ''): Promise<void> {
+  const until = Date.now() + READY_WAIT_MS
+  let said = false
+  for (;;) {
+    const res = await request(`${publicUrl}/health/ready`)
+    const body = await res.body.json() as { reasons?: string[] }
+    if (res.statusCode === 200) return
+    if (Date.now() > until) throw new Error(`extauth not ready after ${READY_WAIT_MS} ms: ${(body.reasons ?? []).join(', ')}`)
+    if (!said) say(`${indent}waiting for extauth to be ready (${(body.reasons ?? []).join(', ')})`)
+    said = true
+    await sleep(100)
+  }
+}
 
 async function main (): Promise<void> {
   const gateway = buildGatewaySim({ apiKey: 'demo-gw-key', pgInstanceId: 'PG01', merchantId: 'M0001' })
@@ -39,12 +64,29 @@ async function main (): Promise<void> {
   const publicUrl = await publicApp.listen({ host: '127.0.0.1', port: 0 })
   const adminUrl = await adminApp.listen({ host: '127.0.0.1', port: 0 })
   const admin = new Pool(adminUrl)
-  const call = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<Record<string, unknown>> => {
+  const lookup = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<Lookup> => {
     const res = await admin.request({ method, path, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
-    return await res.body.json() as Record<string, unknown>
+    return { status: res.statusCode, body: await res.body.json() as Record<string, unknown> }
   }
+  /** an admin call whose answer the demo prints: anything but a 2xx stops it, naming the answer */
+  const call = async (method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    const res = await lookup(method, path, body)
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(res.body)}`)
+    return res.body
+  }
+  const shedSoFar = async (): Promise<number> => (await services.metrics.shed.get()).values.reduce((sum, v) => sum + v.value, 0)
   say(`extauth on ${publicUrl} (admin ${adminUrl}), store: ${services.store.kind}, rules: ${services.rulesManager.current.version}`)
-  say(`simulators: gateway ${String(gatewayUrl)}, prepaid ${String(prepaidUrl)}, risk ${String(riskUrl)}\n`)
+  say(`simulators: gateway ${String(gatewayUrl)}, prepaid ${String(prepaidUrl)}, risk ${String(riskUrl)}`)
+  const issuer = createIssuer({ url: publicUrl, ...KEYS, connections: 4 })
+  await ready(publicUrl)
+  for (let i = 0; i < WARM_UP_PAYMENTS; i++) {
+    await issuer.send({
+      urn: 'DEMO-WARMUP', last4Digits: '0000', terminalId: 'TERM0001', systemTraceAuditNumber: String(i + 1).padStart(6, '0'), cardNetwork: 'RUPAY',
+      channel: 'POS', transactionAmount: '100', transactionReferenceNumber: `WARMUP${Date.now()}${i}`, currencyCode: '356', mcc: '5411'
+    } as AuthRequest)
+  }
+  await ready(publicUrl)
+  say(`extauth ready, warmed up with ${WARM_UP_PAYMENTS} payments of an unknown customer\n`)
 
   const urn = 'DEMO000001'
   const last4 = '1111'
@@ -79,22 +121,26 @@ async function main (): Promise<void> {
   const unloadAgain = await call('POST', '/v1/unloads', unload)
   say(`   the same call again → ${String(unloadAgain.status)} (replayed: ${String(unloadAgain.replayed)}), nothing sent\n`)
 
-  const issuer = createIssuer({ url: publicUrl, ...KEYS, connections: 4 })
   let n = 0
   const spend = async (what: string, over: Partial<AuthRequest>): Promise<string> => {
     const body: AuthRequest = {
       urn, last4Digits: last4, terminalId: 'TERM0001', systemTraceAuditNumber: String(++n).padStart(6, '0'), cardNetwork: 'RUPAY',
       channel: 'POS', transactionAmount: '100', transactionReferenceNumber: `DEMO${Date.now()}${n}`, currencyCode: '356', mcc: '5411', ...over
     } as AuthRequest
-    const out = await issuer.send(body)
-    const answer = out.kind === 'answer' ? out.body as Record<string, string> : { responseCode: out.code, responseDescription: 'transport error' }
-    const decision = await call('GET', `/admin/v1/customers/${urn}/decisions/${body.transactionReferenceNumber}`)
-    const control = decision.control as { control: string, check: string } | null | undefined
-    const why = decision.ruleId != null
-      ? ` (rule ${String(decision.ruleId)})`
-      : ` (${String(decision.reason)}${control != null ? `: ${control.control} ${control.check}` : ''})`
-    say(`   ${what.padEnd(34)} ${money(body.transactionAmount).padStart(10)} → ${answer.responseCode} ${answer.responseDescription}${why}`)
-    return answer.responseCode as string
+    for (let sent = 0; ; sent++) {
+      const shedBefore = await shedSoFar()
+      const out = await issuer.send(body)
+      if (out.kind !== 'answer') throw new Error(`${what}: no answer from extauth (${out.code})`)
+      const answer = out.body as { responseCode: string, responseDescription: string }
+      const shed = await shedSoFar() > shedBefore
+      const decision = await lookup('GET', `/admin/v1/customers/${urn}/decisions/${body.transactionReferenceNumber}`)
+      say(paymentLine(what, money(body.transactionAmount), answer, decision, shed))
+      // a shed payment left nothing behind: the same one is sent again once extauth is ready, as a later
+      // try of the platform's would be
+      if (!shed || sent === SHED_RESENDS_MAX) return answer.responseCode
+      await ready(publicUrl, '   ')
+      say('   sent again, extauth being ready')
+    }
   }
 
   say(`4. the cardholder's card controls, set in the app (program defaults: ${config.cardControlsFile})`)

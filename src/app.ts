@@ -30,6 +30,7 @@ import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
 import { strictBodies } from './strict-ajv.js'
+import { API_ERRORS, errorBody } from './errors.js'
 
 export interface AppDeps {
   config: Config
@@ -193,6 +194,20 @@ export async function buildPublicApp (deps: AppDeps): Promise<FastifyInstance> {
   return app
 }
 
+/**
+ * Health asked of the admin listener, where it is not served (a load balancer or a person on the wrong port):
+ * a plain 404 saying where it is, answered before any key is asked for (not a 401 that sends them looking for one).
+ */
+export const ADMIN_HEALTH_POINTERS = ['/health', '/health/*'] as const
+
+function pointToPublicHealth (app: FastifyInstance, config: Config): void {
+  const message = `health is served by the public listener (PORT ${config.port}), not by this admin listener (ADMIN_PORT ${config.adminPort}): ` +
+    `GET ${config.publicUrl}/health/live and ${config.publicUrl}/health/ready`
+  for (const url of ADMIN_HEALTH_POINTERS) {
+    app.get(url, { schema: { hide: true } }, async (_request, reply) => await reply.code(API_ERRORS.NOT_FOUND).send(errorBody('NOT_FOUND', message)))
+  }
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** the admin listener's routes and the scope each needs (all but /metrics) */
@@ -230,7 +245,11 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
   app.addHook('preSerialization', async (_request, _reply, payload) => withIsoTimes(payload))
   // before any route: the document is made from the routes as they are registered
   const answerCtx = answerContext(deps)
-  await apiDocument(app, { publicRoutes: async (twin) => { await publicRoutes(twin, deps, answerCtx) } })
+  await apiDocument(app, {
+    publicRoutes: async (twin) => { await publicRoutes(twin, deps, answerCtx) },
+    publicUrl: deps.config.publicUrl,
+    docsBaseUrl: deps.config.docsBaseUrl
+  })
   app.get('/metrics', {
     schema: {
       tags: [TAGS.operations],
@@ -242,6 +261,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     reply.header('content-type', deps.metrics.registry.contentType)
     return await deps.metrics.registry.metrics()
   })
+  pointToPublicHealth(app, deps.config)
   const routeScopes: RouteScope[] = []
   app.decorate('routeScopes', routeScopes)
   await app.register(async (scope) => {

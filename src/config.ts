@@ -136,6 +136,21 @@ const redisUrl = makeValidator<string>((input: string) => {
   return v
 })
 
+/** an http(s) URL with no query, fragment or credentials, '' when unset; `path` also takes a path starting with / */
+const webBase = (path: boolean) => makeValidator<string>((input: string) => {
+  const v = input.trim()
+  if (v === '' || (path && /^\/[^?#]*$/.test(v))) return v
+  let u: URL
+  try {
+    u = new URL(v)
+  } catch {
+    throw new Error(path ? 'must be an http(s) URL or a path starting with /' : 'must be an http(s) URL')
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('must be an http or https URL')
+  if (u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '') throw new Error('must have no query, fragment or credentials')
+  return v
+})
+
 const sentinelName = makeValidator<string>((input: string) => {
   const v = input.trim()
   if (v === '') return ''
@@ -153,6 +168,15 @@ const bankId = makeValidator<string>((input: string) => {
   return input
 })
 
+/** HOST as a URL names it: every address is reached on loopback; an IPv6 address goes in brackets */
+function urlHost (host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1'
+  return host.includes(':') ? `[${host}]` : host
+}
+
+/** where the admin listener serves the docs/ pages itself (http/openapi.ts) */
+export const DOCS_FILES_PREFIX = '/admin/docs/files/'
+
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 const spec = {
@@ -166,6 +190,8 @@ const spec = {
   PORT: port({ default: 8080 }),
   ADMIN_HOST: str({ default: '127.0.0.1' }),
   ADMIN_PORT: port({ default: 8081 }),
+  PUBLIC_URL: webBase(false)({ default: '' }),
+  DOCS_BASE_URL: webBase(true)({ default: '' }),
   ADMIN_TOKEN: str({ default: '' }),
   ADMIN_KEYS_FILE: str({ default: '' }),
   ADMIN_TLS_CERT: str({ default: '' }),
@@ -214,6 +240,10 @@ export interface Config {
   port: number
   adminHost: string
   adminPort: number
+  /** PUBLIC_URL: the public listener as clients reach it, for the API reference (default: 127.0.0.1 or HOST, and PORT) */
+  publicUrl: string
+  /** DOCS_BASE_URL, ending with /: where the API reference links its docs/… pages (default: the admin listener's own copy) */
+  docsBaseUrl: string
   adminToken: string
   /** ADMIN_TOKEN and the keys of ADMIN_KEYS_FILE (reloaded on SIGHUP); empty: no admin listener */
   adminKeys: Keyring
@@ -387,6 +417,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     port: clean.PORT,
     adminHost: clean.ADMIN_HOST,
     adminPort: clean.ADMIN_PORT,
+    publicUrl: (clean.PUBLIC_URL === '' ? `http://${urlHost(clean.HOST)}:${clean.PORT}` : clean.PUBLIC_URL).replace(/\/$/, ''),
+    docsBaseUrl: (clean.DOCS_BASE_URL === '' ? DOCS_FILES_PREFIX : clean.DOCS_BASE_URL).replace(/\/?$/, '/'),
     adminToken: clean.ADMIN_TOKEN,
     adminKeys,
     adminKeysFile: clean.ADMIN_KEYS_FILE.trim(),

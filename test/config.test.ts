@@ -89,11 +89,26 @@ t.test('other refused values name their variable', async t => {
     [{ ADMIN_PORT: '70000' }, 'ADMIN_PORT'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
-    [{ REDIS_KEY_PREFIX: 'a{b}' }, 'REDIS_KEY_PREFIX']
+    [{ REDIS_KEY_PREFIX: 'a{b}' }, 'REDIS_KEY_PREFIX'],
+    [{ PUBLIC_URL: 'auth.example.test:8080' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: '/api' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://auth.example.test/?a=1' }, 'PUBLIC_URL'],
+    [{ DOCS_BASE_URL: 'ftp://docs.example.test/' }, 'DOCS_BASE_URL'],
+    [{ DOCS_BASE_URL: 'docs/' }, 'DOCS_BASE_URL']
   ]
   for (const [env, variable] of cases) {
     t.equal(refusal(env)?.variable, variable, `${JSON.stringify(env)} refused, naming ${variable}`)
   }
+})
+
+t.test('PUBLIC_URL and DOCS_BASE_URL: the API reference\'s servers and links', async t => {
+  const config = (env: Record<string, string>) => loadConfig({ ...REQUIRED, ...env })
+  t.equal(config({}).publicUrl, 'http://127.0.0.1:8080', 'every address: reached on loopback')
+  t.equal(config({ HOST: '10.1.2.3', PORT: '9080' }).publicUrl, 'http://10.1.2.3:9080')
+  t.equal(config({ HOST: '::1' }).publicUrl, 'http://[::1]:8080')
+  t.equal(config({ PUBLIC_URL: 'https://auth.example.test/extauth/' }).publicUrl, 'https://auth.example.test/extauth')
+  t.equal(config({}).docsBaseUrl, '/admin/docs/files/', 'the admin listener\'s own copy')
+  t.equal(config({ DOCS_BASE_URL: 'https://docs.example.test/extauth/v1' }).docsBaseUrl, 'https://docs.example.test/extauth/v1/')
 })
 
 t.test('a refusal does not repeat a secret it was given', async t => {

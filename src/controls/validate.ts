@@ -11,7 +11,15 @@ export type ParsedControls =
   /** `field` is the dotted path of the first bad value (`ECOM.dailyMax`), or '' for the whole document */
   | { ok: false, field: string, message: string }
 
-const limit = { type: ['integer', 'null'], minimum: 0, maximum: MAX_AMOUNT, description: 'minor units; null for no limit' }
+const limit = (what: string) => ({ type: ['integer', 'null'], minimum: 0, maximum: MAX_AMOUNT, description: `${what}, in minor units (an integer); null for no limit` })
+
+const KIND_TEXT: Record<typeof CONTROL_KINDS[number], string> = {
+  POS: 'transactions of channel POS',
+  ATM: 'transactions of channel ATM',
+  ECOM: 'transactions of channel ECOM (online, card not present)',
+  'POS-Contactless': 'transactions of channel POS-Contactless',
+  international: 'every cross-border transaction (a billingCurrency other than currencyCode), on top of its channel\'s control'
+}
 
 /** A set of controls: some kinds, each with some of its fields. */
 export const controlsSchema = {
@@ -20,8 +28,14 @@ export const controlsSchema = {
   properties: Object.fromEntries(CONTROL_KINDS.map((kind) => [kind, {
     type: 'object',
     additionalProperties: false,
-    properties: { enabled: { type: 'boolean' }, perTransactionMax: limit, dailyMax: limit }
-  }]))
+    description: KIND_TEXT[kind],
+    properties: {
+      enabled: { type: 'boolean', description: 'false declines every transaction of this kind (05 control_off)' },
+      perTransactionMax: limit('the most one transaction may debit'),
+      dailyMax: limit('the most the card\'s approved transactions of this kind may debit in one local day (TIMEZONE)')
+    }
+  }])),
+  examples: [{ ECOM: { enabled: true, dailyMax: 200000 }, international: { enabled: false } }]
 }
 
 const validate = strictAjv.compile<ControlEntries>(controlsSchema)

@@ -22,16 +22,16 @@ export interface AdminOptions {
   rules: RulesControl
 }
 
-export const urnParam = { type: 'string', minLength: 1, maxLength: 20 }
-export const last4Param = { type: 'string', pattern: '^[0-9]{4}$' }
-const refParam = { type: 'string', minLength: 1, maxLength: 50 }
+export const urnParam = { type: 'string', minLength: 1, maxLength: 20, description: 'the customer: the urn of the External Authorization request' }
+export const last4Param = { type: 'string', pattern: '^[0-9]{4}$', description: 'the card: the last four digits of its number (last4Digits of the External Authorization request)' }
+const refParam = { type: 'string', minLength: 1, maxLength: 50, description: 'the transactionReferenceNumber of the External Authorization request' }
 /** The body of a call that takes none: nothing, or `{}` (anything else is a mistake to report). */
-export const noBody = { type: ['object', 'null'], additionalProperties: false, description: 'none (or {})' }
+export const noBody = { type: ['object', 'null'], additionalProperties: false, description: 'none (or {})', examples: [{}] }
 /**
  * A credit or debit reference: no ':' so it can never be taken for one of the card-lifecycle's own money
  * operations (`load:<ref>`, `transfer:<id>`), which share the idempotency keys.
  */
-const moneyRef = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[^:]+$' }
+const moneyRef = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[^:]+$', description: 'your reference of this credit or debit (no `:`): the same reference again is a replay, with another amount a conflict' }
 function customerView (c: Customer): Record<string, unknown> {
   return { urn: c.urn, customerId: c.customerId, status: c.status, available: String(c.available), cards: c.cards }
 }
@@ -84,7 +84,11 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
       body: {
         type: ['object', 'null'],
         additionalProperties: false,
-        properties: { customerId: { type: 'string', maxLength: 50 }, status: { type: 'string', enum: CUSTOMER_STATUSES } }
+        properties: {
+          customerId: { type: 'string', maxLength: 50, description: 'the customer\'s id on the prepaid platform (an unload sends it)' },
+          status: { type: 'string', enum: CUSTOMER_STATUSES, description: 'ACTIVE (the default for a new customer); BLOCKED and CLOSED decline every authorization' }
+        },
+        examples: [{ customerId: 'CUST1', status: 'ACTIVE' }]
       }
     }
   }, async (request) => {
@@ -102,8 +106,14 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
       summary: 'Register or update a card',
       answers: { 200: customerAnswer },
       errors: ['CUSTOMER_NOT_FOUND'],
-      params: { type: 'object', properties: { urn: urnParam, last4: { type: 'string', pattern: '^[0-9]{4}$' } } },
-      body: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { type: 'string', enum: CARD_STATUSES } } }
+      params: { type: 'object', properties: { urn: urnParam, last4: last4Param } },
+      body: {
+        type: 'object',
+        required: ['status'],
+        additionalProperties: false,
+        properties: { status: { type: 'string', enum: CARD_STATUSES, description: 'ACTIVE; LOST, STOLEN and BLOCKED decline the card\'s authorizations' } },
+        examples: [{ status: 'ACTIVE' }]
+      }
     }
   }, async (request) => customerView(await store.putCard(request.params.urn, request.params.last4, request.body.status, auditContext(request))))
 
@@ -131,7 +141,13 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
         answers: { 200: moneyAnswer },
         errors: ['CUSTOMER_NOT_FOUND', 'REFERENCE_CONFLICT', kind === 'credits' ? 'BALANCE_LIMIT' : 'INSUFFICIENT_FUNDS'],
         params: { type: 'object', properties: { urn: urnParam } },
-        body: { type: 'object', required: ['amount', 'reference'], additionalProperties: false, properties: { amount: amountSchema, reference: moneyRef } }
+        body: {
+          type: 'object',
+          required: ['amount', 'reference'],
+          additionalProperties: false,
+          properties: { amount: { ...amountSchema, description: `the amount ${kind === 'credits' ? 'added' : 'removed'}, in minor units: a digit string or an integer ("5000" is 50.00)` }, reference: moneyRef },
+          examples: [{ amount: '5000', reference: kind === 'credits' ? 'topup-1' : 'fee-1' }]
+        }
       }
     }, async (request) => {
       const amount = amountOf(request.body.amount)
@@ -168,7 +184,12 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
       answers: { 200: reversalAnswer },
       errors: ['DECISION_NOT_FOUND', 'NOT_APPROVED', 'EXCEEDS_HOLD', 'ALREADY_REVERSED'],
       params: { type: 'object', properties: { urn: urnParam, ref: refParam } },
-      body: { type: ['object', 'null'], additionalProperties: false, properties: { amount: amountSchema } }
+      body: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        properties: { amount: { ...amountSchema, description: 'the amount released, in minor units: a digit string or an integer; default: all that is still held' } },
+        examples: [{ amount: '1250' }]
+      }
     }
   }, async (request) => {
     const amount = request.body?.amount === undefined ? null : amountOf(request.body.amount)

@@ -49,12 +49,12 @@ export async function auditRoutes (app: FastifyInstance, opts: { trail: AuditRea
         type: 'object',
         additionalProperties: false,
         properties: {
-          from: { type: 'string', maxLength: 40 },
-          to: { type: 'string', maxLength: 40 },
-          keyId: { type: 'string', minLength: 1, maxLength: 64 },
-          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          from: { type: 'string', maxLength: 40, description: 'recorded at or after this instant, ISO 8601 (2026-11-21T09:00:00Z)' },
+          to: { type: 'string', maxLength: 40, description: 'recorded before this instant, ISO 8601' },
+          keyId: { type: 'string', minLength: 1, maxLength: 64, description: 'only the calls of this admin key (its id; ADMIN_TOKEN for the token)' },
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'records a page, 1 to 100' },
           // a cursor holds the last record given, as stored
-          cursor: { type: 'string', maxLength: 16384 }
+          cursor: { type: 'string', maxLength: 16384, description: 'the nextCursor of the page before, for the next page' }
         }
       }
     }

@@ -36,7 +36,7 @@ export async function eventsRoutes (app: FastifyInstance, opts: { relay?: Relay,
         502: { description: 'the receiver did not take it; it stays parked', type: 'object', required: ['id', 'delivered', 'lastError'], properties: { id: { type: 'string' }, delivered: { const: false }, lastError: { type: 'string' } } }
       },
       errors: ['NOT_FOUND', 'NOT_CONFIGURED'],
-      params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 100 } }, required: ['id'] },
+      params: { type: 'object', properties: { id: { type: 'string', minLength: 1, maxLength: 100, description: 'the event\'s id, as GET /admin/v1/events/failed lists it' } }, required: ['id'] },
       body: noBody
     }
   }, async (request, reply) => {

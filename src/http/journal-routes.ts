@@ -23,7 +23,7 @@ export async function journalRoutes (app: FastifyInstance, opts: { journal: Jour
       summary: 'Every journal entry of a reference, whatever the customer',
       answers: { 200: journalAnswer },
       errors: ['DECISION_NOT_FOUND'],
-      params: { type: 'object', properties: { ref: { type: 'string', minLength: 1, maxLength: 50 } }, required: ['ref'] }
+      params: { type: 'object', properties: { ref: { type: 'string', minLength: 1, maxLength: 50, description: 'the transactionReferenceNumber of the External Authorization request' } }, required: ['ref'] }
     }
   }, async (request) => {
     const items = await opts.journal.byReference(request.params.ref)
@@ -41,14 +41,14 @@ export async function journalRoutes (app: FastifyInstance, opts: { journal: Jour
         type: 'object',
         additionalProperties: false,
         properties: {
-          urn: { type: 'string', minLength: 1, maxLength: 20 },
-          code: { type: 'string', pattern: '^[0-9]{2}$' },
-          reason: { type: 'string', minLength: 1, maxLength: 40 },
-          rule: { type: 'string', minLength: 1, maxLength: 100 },
-          from: { type: 'string', maxLength: 40 },
-          to: { type: 'string', maxLength: 40 },
-          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          cursor: { type: 'string', maxLength: 400 }
+          urn: { type: 'string', minLength: 1, maxLength: 20, description: 'only this customer\'s decisions' },
+          code: { type: 'string', pattern: '^[0-9]{2}$', description: 'only decisions answered with this code (05, 51, ...)' },
+          reason: { type: 'string', minLength: 1, maxLength: 40, description: 'only decisions with this reason word (rule, insufficient_funds, deadline, ...)' },
+          rule: { type: 'string', minLength: 1, maxLength: 100, description: 'only decisions this rule decided' },
+          from: { type: 'string', maxLength: 40, description: 'arrived at or after this instant, ISO 8601 (2026-11-21T09:00:00Z)' },
+          to: { type: 'string', maxLength: 40, description: 'arrived before this instant, ISO 8601' },
+          limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'entries a page, 1 to 100' },
+          cursor: { type: 'string', maxLength: 400, description: 'the nextCursor of the page before, for the next page' }
         }
       }
     }

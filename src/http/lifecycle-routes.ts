@@ -26,7 +26,15 @@ export interface LifecycleOptions {
 // no ':' — the store's lifecycle keys and locks are built from the reference with ':' separators
 const ref = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[A-Za-z0-9._-]+$' }
 const urn = { type: 'string', minLength: 1, maxLength: 20 }
-const optText = (max: number) => ({ type: 'string', maxLength: max })
+const optText = (max: number, description: string) => ({ type: 'string', maxLength: max, description })
+const mobile = '^[0-9+]{6,16}$'
+
+// What each field means, for the API reference (`description`), and one whole request a call takes
+// (`examples`): both reach GET /admin/openapi.json and /admin/docs, where the example fills "Try it out".
+const loadRef = { ...ref, description: 'your reference of the load, unique per load (letters, digits, `.`, `_`, `-`): the same reference again resumes or replays the load' }
+const transferId = { ...ref, description: 'your id of the transfer, unique across transfers and unloads (letters, digits, `.`, `_`, `-`): the same id again resumes or replays it' }
+const unloadId = { ...ref, description: 'your id of the unload, unique across transfers and unloads (letters, digits, `.`, `_`, `-`): the same id again resumes or replays it' }
+const minorUnits = (what: string) => ({ ...amountSchema, description: `${what}, in minor units: a digit string or an integer ("50000" is 500.00)` })
 
 function notConfigured (party: string): never {
   throw new LifecycleNotFound('NOT_CONFIGURED', `the ${party} adapter is not configured`)
@@ -49,23 +57,27 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         required: ['urn', 'amount', 'merchantReferenceNo', 'pan', 'expDate', 'cvd2', 'nameOnCard', 'mobileNumber'],
         additionalProperties: false,
         properties: {
-          urn,
-          amount: amountSchema,
-          merchantReferenceNo: ref,
-          pan: { type: 'string', pattern: '^[0-9]{12,19}$' },
-          expDate: { type: 'string', pattern: '^(0[1-9]|1[0-2])[0-9]{4}$' },
-          cvd2: { type: 'string', pattern: '^[0-9]{3,4}$' },
-          nameOnCard: { type: 'string', minLength: 1, maxLength: 100 },
-          mobileNumber: { type: 'string', pattern: '^[0-9+]{6,16}$' },
-          email: optText(254),
-          currencyCode: { type: 'string', pattern: '^[0-9]{3}$' },
-          orderDesc: optText(50),
-          cardHolderStatus: optText(20),
-          customerIpAddress: optText(45),
-          browserUserAgent: optText(512),
-          httpAccept: optText(256),
-          purposeOfAuthentication: optText(50)
-        }
+          urn: { ...urn, description: 'the customer credited once the load is authorized (PUT /admin/v1/customers/{urn} first)' },
+          amount: minorUnits('the amount to load'),
+          merchantReferenceNo: loadRef,
+          pan: { type: 'string', pattern: '^[0-9]{12,19}$', description: 'the number of the card charged, 12 to 19 digits; sent to the gateway, never logged or stored (the load keeps the last four digits)' },
+          expDate: { type: 'string', pattern: '^(0[1-9]|1[0-2])[0-9]{4}$', description: 'the card\'s expiry date, MMYYYY: 122030 is December 2030; never logged or stored' },
+          cvd2: { type: 'string', pattern: '^[0-9]{3,4}$', description: 'the card\'s security code, 3 or 4 digits; never logged or stored' },
+          nameOnCard: { type: 'string', minLength: 1, maxLength: 100, description: 'the cardholder\'s name as on the card' },
+          mobileNumber: { type: 'string', pattern: mobile, description: 'the mobile number the gateway sends the OTP to, with the country code (919800000001)' },
+          email: optText(254, 'an email address the gateway also sends the OTP to'),
+          currencyCode: { type: 'string', pattern: '^[0-9]{3}$', description: 'ISO 4217 numeric code of the amount (356 is INR); default DEFAULT_CURRENCY' },
+          orderDesc: optText(50, 'what the load is for, passed to the gateway'),
+          cardHolderStatus: optText(20, 'passed to the gateway as it is'),
+          customerIpAddress: optText(45, 'the cardholder\'s IP address, passed to the gateway'),
+          browserUserAgent: optText(512, 'the cardholder\'s browser User-Agent, passed to the gateway (browser_user_agent)'),
+          httpAccept: optText(256, 'the cardholder\'s browser Accept header, passed to the gateway (http_accept)'),
+          purposeOfAuthentication: optText(50, 'passed to the gateway as it is')
+        },
+        examples: [{
+          urn: 'URN0001', amount: '50000', merchantReferenceNo: 'LOAD-1', pan: '4111111111111111', expDate: '122030', cvd2: '123',
+          nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001', email: 'cardholder@example.com', currencyCode: '356'
+        }]
       }
     }
   }, async (request, reply) => {
@@ -84,7 +96,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'A load as it stands',
       answers: { 200: lifecycleRecord },
       errors: ['LOAD_NOT_FOUND', 'NOT_CONFIGURED'],
-      params: { type: 'object', properties: { ref } }
+      params: { type: 'object', properties: { ref: loadRef } }
     }
   }, async (request) => await (opts.loads ?? notConfigured('gateway')).get(request.params.ref))
 
@@ -96,8 +108,16 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       answers: lifecycleAnswers,
       errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'NOT_CONFIGURED'],
       
-      params: { type: 'object', properties: { ref } },
-      body: { type: ['object', 'null'], additionalProperties: false, properties: { mobileNumber: { type: 'string', pattern: '^[0-9+]{6,16}$' }, email: optText(254) } }
+      params: { type: 'object', properties: { ref: loadRef } },
+      body: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        properties: {
+          mobileNumber: { type: 'string', pattern: mobile, description: 'another mobile number to send the OTP to, with the country code; default: the load\'s' },
+          email: optText(254, 'another email address to send the OTP to; default: the load\'s')
+        },
+        examples: [{ mobileNumber: '919800000001' }]
+      }
     }
   }, async (request, reply) => {
     const a = await (opts.loads ?? notConfigured('gateway')).resend(request.params.ref, request.body ?? {})
@@ -113,8 +133,14 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       answers: lifecycleAnswers,
       errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'CUSTOMER_NOT_FOUND', 'NOT_CONFIGURED'],
       
-      params: { type: 'object', properties: { ref } },
-      body: { type: 'object', required: ['otp'], additionalProperties: false, properties: { otp: { type: 'string', pattern: '^[0-9]{4,8}$' } } }
+      params: { type: 'object', properties: { ref: loadRef } },
+      body: {
+        type: 'object',
+        required: ['otp'],
+        additionalProperties: false,
+        properties: { otp: { type: 'string', pattern: '^[0-9]{4,8}$', description: 'the OTP the cardholder received, 4 to 8 digits; never logged or stored' } },
+        examples: [{ otp: '135790' }]
+      }
     }
   }, async (request, reply) => {
     const a = await (opts.loads ?? notConfigured('gateway')).verify(request.params.ref, request.body.otp)
@@ -130,8 +156,17 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         summary: action === 'capture' ? 'Complete a gateway pre-authorization' : 'Cancel a gateway pre-authorization',
         answers: lifecycleAnswers,
         errors: ['REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
-        params: { type: 'object', properties: { pgTransactionId: { type: 'string', pattern: '^[0-9]{1,8}$' } } },
-        body: { type: 'object', required: ['merchantReferenceNo'], additionalProperties: false, properties: { merchantReferenceNo: ref, amount: amountSchema } }
+        params: { type: 'object', properties: { pgTransactionId: { type: 'string', pattern: '^[0-9]{1,8}$', description: 'the gateway\'s id of the pre-authorization (pgTransactionId of its authorize answer)' } } },
+        body: {
+          type: 'object',
+          required: ['merchantReferenceNo'],
+          additionalProperties: false,
+          properties: {
+            merchantReferenceNo: { ...ref, description: `your reference of the ${action === 'capture' ? 'capture' : 'cancellation'}: the same reference again replays it` },
+            amount: minorUnits(action === 'capture' ? 'the amount to capture, at most the authorized one; default: all of it' : 'the amount to cancel; default: all of it')
+          },
+          examples: [action === 'capture' ? { merchantReferenceNo: 'CAPTURE-1', amount: '40000' } : { merchantReferenceNo: 'CANCEL-1' }]
+        }
       }
     }, async (request, reply) => {
       const a = await (opts.preauths ?? notConfigured('gateway')).run(action, request.params.pgTransactionId, request.body.merchantReferenceNo,
@@ -153,10 +188,14 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         required: ['clientTxnId', 'fromUrn', 'toUrn', 'fromAccountNumber', 'toAccountNumber', 'amount'],
         additionalProperties: false,
         properties: {
-          clientTxnId: ref, fromUrn: urn, toUrn: urn, amount: amountSchema,
-          fromAccountNumber: { type: 'string', minLength: 1, maxLength: 34 },
-          toAccountNumber: { type: 'string', minLength: 1, maxLength: 34 }
-        }
+          clientTxnId: transferId,
+          fromUrn: { ...urn, description: 'the customer the amount leaves (held here before the platform is asked)' },
+          toUrn: { ...urn, description: 'the customer the amount reaches, another than fromUrn' },
+          amount: minorUnits('the amount to move'),
+          fromAccountNumber: { type: 'string', minLength: 1, maxLength: 34, description: 'the sender\'s wallet (sub-wallet account number) on the prepaid platform' },
+          toAccountNumber: { type: 'string', minLength: 1, maxLength: 34, description: 'the receiver\'s wallet (sub-wallet account number) on the prepaid platform' }
+        },
+        examples: [{ clientTxnId: 'TR-1', fromUrn: 'URN0001', toUrn: 'URN0002', fromAccountNumber: '10000000001', toAccountNumber: '10000000002', amount: '10000' }]
       }
     }
   }, async (request, reply) => {
@@ -174,7 +213,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'A transfer as it stands',
       answers: { 200: lifecycleRecord },
       errors: ['TRANSFER_NOT_FOUND', 'NOT_CONFIGURED'],
-      params: { type: 'object', properties: { id: ref } }
+      params: { type: 'object', properties: { id: transferId } }
     }
   }, async (request) => await (opts.transfers ?? notConfigured('prepaid')).get(request.params.id))
 
@@ -190,22 +229,29 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         required: ['clientTxnId', 'urn', 'accountNumber', 'amount', 'fee', 'receiver', 'sourceType', 'fundFlowType', 'implId', 'implType', 'beneficiaryId'],
         additionalProperties: false,
         properties: {
-          clientTxnId: ref,
-          urn,
-          accountNumber: { type: 'string', minLength: 1, maxLength: 50 },
-          amount: amountSchema,
-          fee: { anyOf: [{ type: 'string', pattern: '^[0-9]{1,15}$' }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }] },
-          receiver: { type: 'string', minLength: 1, maxLength: 100 },
-          sourceType: { type: 'integer', enum: [0, 1] },
-          fundFlowType: { type: 'string', minLength: 1, maxLength: 50 },
-          implId: { type: 'string', minLength: 1, maxLength: 50 },
-          implType: { type: 'string', minLength: 1, maxLength: 50 },
-          beneficiaryId: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-          customerId: { type: 'string', minLength: 1, maxLength: 50 },
-          customerMobile: { type: 'string', pattern: '^\\+?[1-9][0-9]{7,14}$' },
-          reservedField1: { type: 'object' },
-          extra: { type: 'object' }
-        }
+          clientTxnId: unloadId,
+          urn: { ...urn, description: 'the customer whose wallet is unloaded: amount + fee are held here before the platform is asked' },
+          accountNumber: { type: 'string', minLength: 1, maxLength: 50, description: 'the sub-wallet the money leaves, on the prepaid platform' },
+          amount: minorUnits('the amount withdrawn (the platform\'s transactionAmount)'),
+          fee: {
+            anyOf: [{ type: 'string', pattern: '^[0-9]{1,15}$' }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }],
+            description: 'the fee collected on top of the amount, in minor units: a digit string or an integer, 0 for none'
+          },
+          receiver: { type: 'string', minLength: 1, maxLength: 100, description: 'the name of the account holder, merchant or wallet holder receiving the money' },
+          sourceType: { type: 'integer', enum: [0, 1], description: 'an integer: 0 a wallet, 1 an account ("1" is refused)' },
+          fundFlowType: { type: 'string', minLength: 1, maxLength: 50, description: 'the fund flow type the operator agreed for unloads' },
+          implId: { type: 'string', minLength: 1, maxLength: 50, description: 'the implementation id the operator agreed for this kind of unload' },
+          implType: { type: 'string', minLength: 1, maxLength: 50, description: 'the implementation type the operator agreed for this kind of unload' },
+          beneficiaryId: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'an integer: the beneficiary registered on the platform ("42" is refused)' },
+          customerId: { type: 'string', minLength: 1, maxLength: 50, description: 'the platform\'s customer id of the wallet; default: the customerId extauth holds for urn' },
+          customerMobile: { type: 'string', pattern: '^\\+?[1-9][0-9]{7,14}$', description: 'the cardholder\'s mobile number, starting with the country code' },
+          reservedField1: { type: 'object', description: 'the platform\'s reservedField1, sent as it is' },
+          extra: { type: 'object', description: 'the spec\'s further optional Unload fields, under the names agreed with the operator; none may replace a field above' }
+        },
+        examples: [{
+          clientTxnId: 'UL-1', urn: 'URN0001', accountNumber: '10000000001', amount: '20000', fee: '500', receiver: 'A CARDHOLDER',
+          sourceType: 1, fundFlowType: 'UNLOAD', implId: 'IMPL01', implType: 'BANK', beneficiaryId: 42, customerMobile: '919800000001'
+        }]
       }
     }
   }, async (request, reply) => {
@@ -225,7 +271,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'An unload as it stands',
       answers: { 200: lifecycleRecord },
       errors: ['UNLOAD_NOT_FOUND', 'NOT_CONFIGURED'],
-      params: { type: 'object', properties: { id: ref } }
+      params: { type: 'object', properties: { id: unloadId } }
     }
   }, async (request) => await (opts.unloads ?? notConfigured('prepaid unload (PREPAID_UNLOAD_PATH)')).get(request.params.id))
 
@@ -242,12 +288,24 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
         additionalProperties: false,
         // the types; the risk adapter checks the values (and refuses before sending, naming each field)
         properties: {
-          purchaseAmount: amountSchema,
-          ...Object.fromEntries(['clientTxnRefId', 'acctNumber', 'txnSourceType', 'txnTimestamp', 'channelId', 'messageType',
-            'merchantCountryCode', 'ip', 'cardType', 'userAgent', 'mobileNumber'].map((f) => [f, optText(1024)])),
-          ...Object.fromEntries(['async', 'details', 'partRequest'].map((f) => [f, { type: 'boolean' }])),
-          custom: { type: 'object', additionalProperties: optText(1024), description: 'further fields of the use case, sent as they are' }
-        }
+          purchaseAmount: minorUnits('the amount of the purchase assessed'),
+          clientTxnRefId: optText(1024, 'your id of the assessment, unique per request (alphanumeric)'),
+          acctNumber: optText(1024, 'the customer\'s card or account number, as the risk service knows it'),
+          txnSourceType: optText(1024, 'the kind of transaction source, as configured with the risk service (alphanumeric)'),
+          txnTimestamp: optText(1024, 'when the transaction happened, UTC, yyyyMMddHHmmss; default: now'),
+          channelId: optText(1024, 'the transaction channel\'s id (alphanumeric)'),
+          messageType: optText(1024, 'the type of request message (alphanumeric)'),
+          merchantCountryCode: optText(1024, 'the merchant\'s country, a 3-digit numeric code'),
+          ip: optText(1024, 'the customer\'s IP address'),
+          cardType: optText(1024, 'the card\'s type, such as credit or debit'),
+          userAgent: optText(1024, 'the exact User-Agent header of the customer\'s browser'),
+          mobileNumber: optText(1024, 'the customer\'s mobile number (digits)'),
+          async: { type: 'boolean', description: 'ask the risk service to answer later instead of at once' },
+          details: { type: 'boolean', description: 'true for the detailed result (rules triggered, scores); default false, the summary' },
+          partRequest: { type: 'boolean', description: 'true when the evaluation data is sent in parts' },
+          custom: { type: 'object', additionalProperties: optText(1024, 'a further field'), description: 'further fields of the use case, sent as they are' }
+        },
+        examples: [{ clientTxnRefId: 'RISK1', acctNumber: '10000000001', purchaseAmount: '250000', txnSourceType: 'ECOM' }]
       }
     }
   }, async (request, reply) => {

@@ -5,6 +5,7 @@ import { REDACT_CENSOR, REDACT_PATHS } from '../redact.js'
 import { buildGatewaySim } from './gateway-sim.js'
 import { buildPrepaidSim } from './prepaid-sim.js'
 import { buildRiskSim } from './risk-sim.js'
+import { readyLine } from './ready-line.js'
 import { simEnv } from './sim-env.js'
 import type { SimEnv } from './sim-env.js'
 
@@ -19,10 +20,10 @@ try {
 }
 
 const sims = [
-  { name: 'gateway', env: 'GATEWAY_URL', port: cfg.ports.gateway, app: buildGatewaySim({ ...cfg.gateway, logger: logger.child({ sim: 'gateway' }) }).app },
-  { name: 'risk', env: 'RISK_URL', port: cfg.ports.risk, app: buildRiskSim({ ...cfg.risk, logger: logger.child({ sim: 'risk' }) }).app },
-  { name: 'prepaid', env: 'PREPAID_URL', port: cfg.ports.prepaid, app: buildPrepaidSim({ ...cfg.prepaid, logger: logger.child({ sim: 'prepaid' }) }).app }
-]
+  { name: 'gateway', port: cfg.ports.gateway, app: buildGatewaySim({ ...cfg.gateway, logger: logger.child({ sim: 'gateway' }) }).app },
+  { name: 'risk', port: cfg.ports.risk, app: buildRiskSim({ ...cfg.risk, logger: logger.child({ sim: 'risk' }) }).app },
+  { name: 'prepaid', port: cfg.ports.prepaid, app: buildPrepaidSim({ ...cfg.prepaid, logger: logger.child({ sim: 'prepaid' }) }).app }
+] as const
 
 closeWithGrace({ delay: 5000, logger }, async ({ err }) => {
   if (err !== undefined) logger.error({ err }, 'simulators stopping on error')
@@ -30,6 +31,6 @@ closeWithGrace({ delay: 5000, logger }, async ({ err }) => {
 })
 
 for (const s of sims) {
-  const url = await s.app.listen({ host: cfg.host, port: s.port })
-  logger.info({ sim: s.name, url }, `${s.name} simulator ready: ${s.env}=${url}`)
+  const line = readyLine(s.name, cfg, await s.app.listen({ host: cfg.host, port: s.port }))
+  logger.info(line.fields, line.msg)
 }

@@ -47,7 +47,9 @@ const EXPECTED: Array<[string, string, Scope]> = [
   ['GET', '/admin/docs/yaml', 'read'],
   ['GET', '/admin/docs/static/*', 'read'],
   ['GET', '/admin/docs/static/index.html', 'read'],
-  ['GET', '/admin/docs/static/swagger-initializer.js', 'read']
+  ['GET', '/admin/docs/static/swagger-initializer.js', 'read'],
+  ['GET', '/admin/docs/static/theme/extauth.svg', 'read'],
+  ['GET', '/admin/docs/files/*', 'read']
 ]
 
 /** a URL of the route pattern: every parameter filled with a valid id */

@@ -7,6 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 import { privateRedis } from '../helpers/redis.js'
 import { adminClient, auth, authBody, buildApp, checkInjected, freshUrn, metricValue } from '../helpers/http-checks.js'
+import { ADMIN_TOKEN } from '../helpers/config.js'
 
 async function ready (app: FastifyInstance): Promise<LightMyRequestResponse> {
   return await app.inject({ method: 'GET', url: '/health/ready' })
@@ -98,4 +99,20 @@ t.test('a store whose Redis is gone: 503, fast 05s, and recovery without a resta
   await a.credit(urn, 5000)
   checkInjected(t, await auth(publicApp, authBody({ urn })), { status: 200, code: '00', amount: '1250' }, 'approved again')
   t.equal(await a.available(urn), '3750')
+})
+
+t.test('health asked of the admin listener: a 404 naming the public listener, with or without a key', async t => {
+  const { adminApp } = await buildApp(t, { env: { HOST: '127.0.0.1', PORT: '18080' } })
+  for (const url of ['/health/live', '/health/ready', '/health', '/health/readiness']) {
+    for (const headers of [{}, { authorization: `Bearer ${ADMIN_TOKEN}` }, { authorization: 'Bearer wrong-key' }]) {
+      const res = await adminApp.inject({ method: 'GET', url, headers })
+      const what = `GET ${url} ${headers.authorization === undefined ? 'without a key' : 'with a key'}`
+      t.equal(res.statusCode, 404, `${what}: 404, not 401`)
+      t.match(res.json(), { error: 'NOT_FOUND', message: /public listener/ }, what)
+      t.match(res.json().message, 'http://127.0.0.1:18080/health/ready', `${what}: names where health is`)
+    }
+  }
+  t.equal((await adminApp.inject({ method: 'HEAD', url: '/health/ready' })).statusCode, 404, 'HEAD too')
+  t.equal((await adminApp.inject({ method: 'GET', url: '/admin/v1/rules' })).statusCode, 401, 'the admin routes still need a key')
+  t.equal((await adminApp.inject({ method: 'GET', url: '/nothing-here' })).statusCode, 401, 'other unknown paths as before')
 })
