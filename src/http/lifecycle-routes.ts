@@ -96,7 +96,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'Send the OTP of a load again',
       answers: lifecycleAnswers,
       errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'NOT_CONFIGURED'],
-      
+
       params: { type: 'object', properties: { ref } },
       body: { type: ['object', 'null'], additionalProperties: false, properties: { mobileNumber: { type: 'string', pattern: '^[0-9+]{6,16}$' }, email: optText(254) } }
     }
@@ -113,7 +113,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'Verify the OTP; on success the load is authorized and the amount credited, once',
       answers: lifecycleAnswers,
       errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'CUSTOMER_NOT_FOUND', 'NOT_CONFIGURED'],
-      
+
       params: { type: 'object', properties: { ref } },
       body: { type: 'object', required: ['otp'], additionalProperties: false, properties: { otp: { type: 'string', pattern: '^[0-9]{4,8}$' } } }
     }

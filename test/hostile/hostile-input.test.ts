@@ -25,7 +25,6 @@ const CODES: Record<string, string> = {
 }
 const ANSWER_KEYS = ['currencyCode', 'responseCode', 'responseDateTime', 'responseDescription', 'transactionAmount']
 
-
 interface Case {
   kind: string
   payload: string | Buffer

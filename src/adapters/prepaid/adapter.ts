@@ -222,7 +222,6 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
   const client = createPartyClient(party, base, http, log)
   const post = partyCaller(client, log, observe)
 
-
   const keyOnly = { 'x-api-key': apiKey }
 
   /** one budget for the calls of a chain: each gets what the previous ones left */
