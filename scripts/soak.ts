@@ -60,7 +60,12 @@ async function main (): Promise<void> {
     if (redisUrl !== '') await deleteByPrefix(redisUrl, prefix)
     console.log(`extauth stopped: exit code ${String(exit.code)}${exit.signal !== null ? `, signal ${exit.signal}` : ''}`)
   }
-  process.once('SIGINT', () => { stopServer().finally(() => process.exit(130)) })
+  process.once('SIGINT', () => {
+    stopServer().then(() => process.exit(130), (err: unknown) => {
+      console.error(`soak: stopping extauth after Ctrl-C failed (its process, or its keys under ${prefix}, may be left): ${(err as Error).message}`)
+      process.exit(130)
+    })
+  })
 
   const admin = adminApi(server.adminUrl, ADMIN_TOKEN)
   const urns = Array.from({ length: customers }, (_, i) => `USOAK${i}`)
