@@ -22,7 +22,7 @@ const expect = (ok: boolean, what: string): void => { if (!ok) fail(what) }
 // ---------------------------------------------------------------- Dockerfile
 const dockerfileText = readFileSync(join(root, 'Dockerfile'), 'utf8')
 for (const d of utils.validate(dockerfileText)) {
-  fail(`Dockerfile:${d.range.start.line + 1}: ${d.message}`)
+  fail(`Dockerfile:${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)
 }
 
 interface Step { keyword: string, args: string[], raw: string, from: string | null, line: number }

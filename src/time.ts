@@ -68,7 +68,7 @@ const zoneHoursMax = 256
 
 function hourOffset (hourStartMs: number, timeZone: string): number {
   let hours = zoneHours.get(timeZone)
-  if (hours === undefined) zoneHours.set(timeZone, hours = new Map())
+  if (hours === undefined) zoneHours.set(timeZone, hours = new Map<number, number>())
   let offsetMs = hours.get(hourStartMs)
   if (offsetMs === undefined) {
     const a = offsetAt(hourStartMs, timeZone)

@@ -151,7 +151,7 @@ export async function apiDocument (app: FastifyInstance, opts: ApiDocsOptions): 
   const publicPaths = (await publicDocument(opts.publicRoutes)).paths ?? {}
   await app.register(swagger, {
     openapi: baseDocument(),
-    transform: ({ schema, url }: { schema: FastifySchema, url: string }) => {
+    transform: ({ schema, url }: { schema: FastifySchema | undefined, url: string }) => {
       if (schema?.hide === true) return { schema, url }
       // a route that needs no token says so with `security: []` (/metrics)
       return { schema: documented(schema, { secured: schema?.security?.length !== 0 }), url }

@@ -357,7 +357,7 @@ export class MemoryStore implements Store {
     if (!c.cards.has(last4)) reject('CARD_NOT_FOUND')
     const key = this.keys.cardControls(urn, last4)
     let m = this.controlSettings.get(key)
-    if (m === undefined) this.controlSettings.set(key, m = new Map())
+    if (m === undefined) this.controlSettings.set(key, m = new Map<string, string>())
     return m
   }
 
