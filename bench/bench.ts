@@ -425,7 +425,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     redis.disconnect()
     const logs = [...[...spawned.values()].map((e) => e.child), ...floors]
     const codes = await Promise.all(logs.map(async (c) => await c.stop()))
-    if (clean && codes.every((c) => c === 0 || c === undefined)) {
+    if (clean && codes.every((c) => c === 0)) {
       for (const c of logs) c.removeLog()
     } else {
       process.stderr.write(`bench: logs kept: ${logs.map((c) => c.logFile).join(', ')} (exit codes ${codes.join(', ')})\n`)

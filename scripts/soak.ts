@@ -40,7 +40,7 @@ const rate = positive('rate', args.rate)
 const customers = Math.round(positive('customers', args.customers))
 const everyS = positive('every', args.every)
 const deadlineMs = Math.round(positive('deadline', args.deadline))
-const redisUrl = args.redis ?? ''
+const redisUrl = args.redis
 const prefix = `extauth-soak:${randomBytes(4).toString('hex')}:`
 const OUTSTANDING_MAX = 1000
 

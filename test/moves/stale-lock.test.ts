@@ -50,7 +50,7 @@ t.test('a call whose lock was taken by another before it asks the platform stops
   const clock = (): number => now
   const store = await seeded(clock)
   let sends = 0
-  const inner = await store.debit.bind(store)
+  const inner = store.debit.bind(store)
   // the hold's debit is slow enough for the lock to expire and another caller to take it
   const slowStore = Object.assign(Object.create(store) as MemoryStore, {
     debit: async (urn: string, amount: number, ref: string) => {
