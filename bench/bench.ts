@@ -105,7 +105,8 @@ const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
 
 const clockTicks = ((): number => {
   try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+    return ticks > 0 ? ticks : 100
   } catch {
     return 100
   }
