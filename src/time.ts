@@ -45,6 +45,7 @@ function intlParts (epochMs: number, timeZone: string): ZonedParts {
       case 'minute': out.minute = Number(p.value); break
       case 'second': out.second = Number(p.value); break
       case 'weekday': out.isoWeekday = WEEKDAYS[p.value] ?? 0; break
+      default: break // literals, era, dayPeriod...: not read
     }
   }
   return out

@@ -229,6 +229,7 @@ export class MemoryStore implements Store {
           }
         }
       })
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a limit in the forEach callback above may have changed it; the type checker's narrowing does not see that
       if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds'; seen.availableSeen = String((cust as CustomerState).available) }
     }
 

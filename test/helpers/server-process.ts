@@ -194,6 +194,7 @@ async function waitForHttp (url: string, timeoutMs: number, exited: Promise<Exit
   exited.then(() => { gone = true }, () => {})
   const until = Date.now() + timeoutMs
   for (;;) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set in the then() callback above, which the type checker's narrowing does not see
     if (gone) throw new Error('extauth exited before it answered')
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1000) })
