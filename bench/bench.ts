@@ -105,7 +105,8 @@ const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
 
 const clockTicks = ((): number => {
   try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+    return ticks > 0 ? ticks : 100
   } catch {
     return 100
   }
@@ -425,7 +426,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     redis.disconnect()
     const logs = [...[...spawned.values()].map((e) => e.child), ...floors]
     const codes = await Promise.all(logs.map(async (c) => await c.stop()))
-    if (clean && codes.every((c) => c === 0 || c === undefined)) {
+    if (clean && codes.every((c) => c === 0)) {
       for (const c of logs) c.removeLog()
     } else {
       process.stderr.write(`bench: logs kept: ${logs.map((c) => c.logFile).join(', ')} (exit codes ${codes.join(', ')})\n`)

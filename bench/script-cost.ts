@@ -20,7 +20,6 @@ const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '
 const calls = Number(v.calls)
 const rounds = Number(v.rounds)
 
-
 /** redis-benchmark puts a fresh 12-digit number in place of each __rand_int__ of a call: a new reference */
 const REF = 'R__rand_int__'
 const URN = 'U1'

@@ -19,7 +19,7 @@ function run (args: string[]): number {
 const version = spawnSync(promtool, ['--version'], { stdio: 'ignore' })
 if (version.error !== undefined) {
   const inCi = process.env.CI === 'true' || process.env.CI === '1'
-  const why = `check:alerts: promtool not found (install Debian's prometheus package: apt-get install prometheus)`
+  const why = "check:alerts: promtool not found (install Debian's prometheus package: apt-get install prometheus)"
   if (inCi) {
     console.error(`${why}; failing because CI is set`)
     process.exit(1)

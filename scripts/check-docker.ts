@@ -22,7 +22,7 @@ const expect = (ok: boolean, what: string): void => { if (!ok) fail(what) }
 // ---------------------------------------------------------------- Dockerfile
 const dockerfileText = readFileSync(join(root, 'Dockerfile'), 'utf8')
 for (const d of utils.validate(dockerfileText)) {
-  fail(`Dockerfile:${d.range.start.line + 1}: ${d.message}`)
+  fail(`Dockerfile:${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)
 }
 
 interface Step { keyword: string, args: string[], raw: string, from: string | null, line: number }
@@ -105,7 +105,7 @@ if (runtime !== undefined) {
   // `extauth` on PATH: a link to the built command line, which must be built from a source that exists
   const link = steps('RUN').map((s) => /\bln -s(?:f)? (\/app\/dist\/\S+\.js) \/usr\/local\/bin\/extauth\b/.exec(s.raw)).find((m) => m !== null)
   expect(link !== undefined, 'Dockerfile: no `extauth` command on PATH (ln -s /app/dist/<cli>.js /usr/local/bin/extauth)')
-  if (link !== undefined && link !== null) {
+  if (link !== undefined) {
     const target = link[1] as string
     const source = join(root, target.replace(/^\/app\/dist\//, 'src/').replace(/\.js$/, '.ts'))
     expect(existsSync(source), `Dockerfile: extauth links to ${target}, but ${source.slice(root.length)} does not exist to build it`)

@@ -40,7 +40,7 @@ const rate = positive('rate', args.rate)
 const customers = Math.round(positive('customers', args.customers))
 const everyS = positive('every', args.every)
 const deadlineMs = Math.round(positive('deadline', args.deadline))
-const redisUrl = args.redis ?? ''
+const redisUrl = args.redis
 const prefix = `extauth-soak:${randomBytes(4).toString('hex')}:`
 const OUTSTANDING_MAX = 1000
 
@@ -60,7 +60,12 @@ async function main (): Promise<void> {
     if (redisUrl !== '') await deleteByPrefix(redisUrl, prefix)
     console.log(`extauth stopped: exit code ${String(exit.code)}${exit.signal !== null ? `, signal ${exit.signal}` : ''}`)
   }
-  process.once('SIGINT', () => { stopServer().finally(() => process.exit(130)) })
+  process.once('SIGINT', () => {
+    stopServer().then(() => process.exit(130), (err: unknown) => {
+      console.error(`soak: stopping extauth after Ctrl-C failed (its process, or its keys under ${prefix}, may be left): ${(err as Error).message}`)
+      process.exit(130)
+    })
+  })
 
   const admin = adminApi(server.adminUrl, ADMIN_TOKEN)
   const urns = Array.from({ length: customers }, (_, i) => `USOAK${i}`)
@@ -139,6 +144,7 @@ async function main (): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
+  // eslint-disable-next-line no-unmodified-loop-condition -- each request's finally() lowers it while this loop sleeps
   while (outstanding > 0) await new Promise((resolve) => setTimeout(resolve, 20))
   await report()
   await pool.close()

@@ -78,7 +78,8 @@ export function errorBody (word: ApiErrorWord, message: string): { error: ApiErr
 /** The one mapping from an error to the admin listener's answer; null for an error that is not ours. */
 export function apiAnswerOf (err: unknown): { status: number, body: { error: ApiErrorWord, message: string } } | null {
   if (!(err instanceof ExtauthError)) return null
-  return { status: err.statusCode, body: { ...errorBody(err.word, err.message), ...err.fields } }
+  const e = err as ExtauthError // instanceof narrows to ExtauthError<any>; its word is one of ours
+  return { status: e.statusCode, body: { ...errorBody(e.word, e.message), ...e.fields } }
 }
 
 export type StoreRejectionCode =

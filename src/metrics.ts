@@ -150,7 +150,9 @@ export function watchHealth (m: Metrics, probe: HealthProbe): void {
   const registers = [m.registry]
   const redisUp = probe.redisUp
   if (redisUp !== undefined) {
+    // eslint-disable-next-line no-new -- a gauge registers itself in `registers`: nothing else needs to hold it
     new Gauge({ name: 'extauth_redis_up', help: '1 when the Redis store answers, 0 when it does not', registers, collect () { this.set(redisUp() ? 1 : 0) } })
   }
+  // eslint-disable-next-line no-new -- the same
   new Gauge({ name: 'extauth_ready', help: '1 when the instance is ready (store answers, rules loaded, not stopping), 0 when not', registers, collect () { this.set(probe.ready() ? 1 : 0) } })
 }

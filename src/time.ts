@@ -45,6 +45,7 @@ function intlParts (epochMs: number, timeZone: string): ZonedParts {
       case 'minute': out.minute = Number(p.value); break
       case 'second': out.second = Number(p.value); break
       case 'weekday': out.isoWeekday = WEEKDAYS[p.value] ?? 0; break
+      default: break // literals, era, dayPeriod...: not read
     }
   }
   return out
@@ -68,7 +69,7 @@ const zoneHoursMax = 256
 
 function hourOffset (hourStartMs: number, timeZone: string): number {
   let hours = zoneHours.get(timeZone)
-  if (hours === undefined) zoneHours.set(timeZone, hours = new Map())
+  if (hours === undefined) zoneHours.set(timeZone, hours = new Map<number, number>())
   let offsetMs = hours.get(hourStartMs)
   if (offsetMs === undefined) {
     const a = offsetAt(hourStartMs, timeZone)

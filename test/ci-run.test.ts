@@ -51,5 +51,4 @@ t.test('the suite runs on the Node production runs', async (t) => {
   t.match(pkg.engines.node, new RegExp(`^>=${major}\\.\\d+\\.\\d+ <${Number(major) + 1}$`), 'engines names that major version alone')
   // .ci/run puts Node 22 first on PATH where the machine's is older; a developer does the same
   t.equal(process.versions.node.split('.')[0], major, `run on Node ${major}: export PATH="$(bash .ci/node22):$PATH"`)
-
 })

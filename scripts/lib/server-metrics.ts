@@ -14,7 +14,9 @@ export async function scrape (adminUrl: string): Promise<Watched | null> {
     const out = Object.fromEntries(WATCHED.map((n) => [n, 0])) as Watched
     for (const line of text.split('\n')) {
       for (const name of WATCHED) {
-        if (line.startsWith(name + ' ') || line.startsWith(name + '{')) out[name] += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0
+        if (!line.startsWith(name + ' ') && !line.startsWith(name + '{')) continue
+        const value = Number(line.slice(line.lastIndexOf(' ') + 1))
+        if (!Number.isNaN(value)) out[name] += value
       }
     }
     return out

@@ -25,7 +25,8 @@ export class JournalLineError extends Error {
 /** The reason a parsed line is not a journal entry, or null. Checks what a replay reads, not every field. */
 function invalid (v: unknown): string | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object'
-  const e = v as Partial<JournalEntry>
+  // any field may hold anything: the line is read from a file
+  const e = v as { [K in keyof JournalEntry]?: unknown }
   if (e.v !== 1) return `unknown version ${JSON.stringify(e.v)} (expected 1)`
   if (typeof e.urn !== 'string' || typeof e.reference !== 'string') return 'urn and reference must be strings'
   if (typeof e.arrivedAt !== 'string') return 'arrivedAt must be an ISO 8601 time'

@@ -160,7 +160,6 @@ async function rulesCommand (command: 'check' | 'test', dirArg: string | undefin
   return failed === 0 && total > 0 ? 0 : 1
 }
 
-
 /** An ISO 8601 time with its date, as epoch ms; null when it is not one. */
 function isoMs (text: string | undefined): number | null {
   if (text === undefined || !/^\d{4}-\d{2}-\d{2}/.test(text)) return null

@@ -86,7 +86,6 @@ export function fingerprintOf (debitAmount: number, last4: string): string {
   return hash('sha256', `${debitAmount}|${last4}`, 'base64url').slice(0, 22)
 }
 
-
 /**
  * The specification's request fields, the only ones the journal keeps: a caller may send others (they are
  * ignored), and those could carry what must never be stored (a card number, a CVD2).

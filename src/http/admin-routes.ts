@@ -74,7 +74,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     return errorBody('NOT_FOUND', 'no such route')
   })
 
-  app.put<{ Params: { urn: string }, Body: { customerId?: string, status?: typeof CUSTOMER_STATUSES[number] } }>('/admin/v1/customers/:urn', {
+  app.put<{ Params: { urn: string }, Body: { customerId?: string, status?: typeof CUSTOMER_STATUSES[number] } | null }>('/admin/v1/customers/:urn', {
     config: { scope: 'customers:write' },
     schema: {
       tags: [TAGS.customers],

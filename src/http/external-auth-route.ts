@@ -38,7 +38,6 @@ declare module 'fastify' {
   }
 }
 
-
 /** The reference and urn of a refused body, when they are short strings. */
 function readableIds (body: unknown): { reference?: string, urn?: string } {
   if (body === null || typeof body !== 'object') return {}
@@ -219,4 +218,3 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
     })
   })
 }
-

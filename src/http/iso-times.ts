@@ -19,6 +19,7 @@ export function withIsoTimes (value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) {
     let changed = false
     const out = value.map(v => { const w = withIsoTimes(v, depth + 1); if (w !== v) changed = true; return w })
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set in the map callback, which the type checker's narrowing does not see
     return changed ? out : value
   }
   if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value

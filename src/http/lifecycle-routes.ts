@@ -107,7 +107,6 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'Send the OTP of a load again',
       answers: lifecycleAnswers,
       errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'NOT_CONFIGURED'],
-      
       params: { type: 'object', properties: { ref: loadRef } },
       body: {
         type: ['object', 'null'],
@@ -132,7 +131,6 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       summary: 'Verify the OTP; on success the load is authorized and the amount credited, once',
       answers: lifecycleAnswers,
       errors: ['LOAD_NOT_FOUND', 'WRONG_STATE', 'IN_PROGRESS', 'CUSTOMER_NOT_FOUND', 'NOT_CONFIGURED'],
-      
       params: { type: 'object', properties: { ref: loadRef } },
       body: {
         type: 'object',

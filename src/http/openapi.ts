@@ -178,7 +178,7 @@ export async function apiDocument (app: FastifyInstance, opts: ApiDocsOptions): 
     .map(([path, item]) => [path, { servers: [publicServer], ...item }]))
   await app.register(swagger, {
     openapi: { ...baseDocument(), servers: [{ url: '/', description: 'the admin listener (ADMIN_PORT), which serves this reference' }] },
-    transform: ({ schema, url }: { schema: FastifySchema, url: string }) => {
+    transform: ({ schema, url }: { schema: FastifySchema | undefined, url: string }) => {
       if (schema?.hide === true) return { schema, url }
       // a route that needs no token says so with `security: []` (/metrics)
       return { schema: documented(schema, { secured: schema?.security?.length !== 0 }), url }

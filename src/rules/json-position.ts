@@ -4,6 +4,7 @@
 
 const WS = new Set([' ', '\t', '\n', '\r'])
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+// eslint-disable-next-line no-control-regex -- JSON's grammar: control characters may not stand unescaped in a string
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
 
 class Stop extends Error {

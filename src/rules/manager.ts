@@ -84,6 +84,7 @@ export class RulesManager {
       do {
         this.again = false
         r = await this.loadOnce()
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- reload() sets it while loadOnce() is awaited, which the type checker's narrowing does not see
       } while (this.again)
       return r
     }

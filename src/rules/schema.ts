@@ -103,7 +103,8 @@ function toRuleError (file: string, doc: unknown, e: ErrorObject): RuleError {
     const allowed = ((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String)
     hint = didYouMean(String(e.data), allowed)
   } else {
-    detail = `${e.message ?? e.keyword}; got ${JSON.stringify(e.data)?.slice(0, 80) ?? 'undefined'}`
+    // JSON.stringify gives undefined for undefined, whatever its type says
+    detail = `${e.message ?? e.keyword}; got ${(JSON.stringify(e.data) as string | undefined)?.slice(0, 80) ?? 'undefined'}`
   }
   const m = RULE_PATH.exec(path)
   const ruleId = m === null ? null : ruleIdAt(doc, Number(m[1]))

@@ -161,6 +161,7 @@ function satisfiable (field: string, tests: readonly PlacedTest[]): boolean {
   if (mustBeAbsent) return !mustExist
   if (!mustExist) return true
   if (lo > hi) return false
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by keep(), a closure the type checker's narrowing does not see
   const pool: FieldValue[] | null = candidates ?? finiteDomain(s)
   if (pool === null) return true
   return pool.some(v => {

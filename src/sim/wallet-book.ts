@@ -104,6 +104,7 @@ export class WalletBook {
       receivers: [side(receiver)]
     }
   }
+
   /** The plaintext answer to a decrypted Unload request: the wallet pays amount + fee. */
   unload (req: Body, ctx: { clientId: string, bankId: string, responseDateTime: string }): Body {
     const { base, refuse } = answerFrame(req, ctx)

@@ -229,6 +229,7 @@ export class MemoryStore implements Store {
           }
         }
       })
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a limit in the forEach callback above may have changed it; the type checker's narrowing does not see that
       if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds'; seen.availableSeen = String((cust as CustomerState).available) }
     }
 
@@ -357,7 +358,7 @@ export class MemoryStore implements Store {
     if (!c.cards.has(last4)) reject('CARD_NOT_FOUND')
     const key = this.keys.cardControls(urn, last4)
     let m = this.controlSettings.get(key)
-    if (m === undefined) this.controlSettings.set(key, m = new Map())
+    if (m === undefined) this.controlSettings.set(key, m = new Map<string, string>())
     return m
   }
 

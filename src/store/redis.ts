@@ -98,7 +98,7 @@ export function createRedisClient (opts: RedisConnectOptions): Client {
 function writableNow (client: Client): boolean {
   if (client.status !== 'ready') return false
   if (client instanceof Cluster) return true
-  return client.stream?.writable === true
+  return client.stream.writable
 }
 
 /**

@@ -47,11 +47,11 @@ t.test('an upward import of any form is found and printed with its file and line
   const dir = t.testdir({
     domain: { 'words.ts': "import { helper } from '../rules/helper.js'\nexport const w = helper\n" },
     rules: {
-      'helper.ts': "export const helper = 1\n",
+      'helper.ts': 'export const helper = 1\n',
       'engine.ts': [
         "import type { Pipeline } from '../decision/pipeline.js'",
-        "import {",
-        "  w",
+        'import {',
+        '  w',
         "} from '../domain/words.js'",
         "export { decide } from '../decision/pipeline.js'",
         "// import { x } from '../decision/pipeline.js' is a comment, not an import",
@@ -71,11 +71,11 @@ t.test('an upward import of any form is found and printed with its file and line
   ]
   const report = checkLayers(dir, layers)
   t.same(report.offences.map(formatOffence), [
-    "src/domain/words.ts:1: domain/ may not import rules/ (../rules/helper.js)",
-    "src/rules/engine.ts:1: rules/ may not import decision/ (../decision/pipeline.js)",
-    "src/rules/engine.ts:5: rules/ may not import decision/ (../decision/pipeline.js)",
-    "src/rules/engine.ts:8: rules/ may not import decision/ (../decision/pipeline.js)",
-    "src/rules/engine.ts:9: rules/ may not import decision/ (../decision/pipeline.js)"
+    'src/domain/words.ts:1: domain/ may not import rules/ (../rules/helper.js)',
+    'src/rules/engine.ts:1: rules/ may not import decision/ (../decision/pipeline.js)',
+    'src/rules/engine.ts:5: rules/ may not import decision/ (../decision/pipeline.js)',
+    'src/rules/engine.ts:8: rules/ may not import decision/ (../decision/pipeline.js)',
+    'src/rules/engine.ts:9: rules/ may not import decision/ (../decision/pipeline.js)'
   ], 'import type, export from, import() and an import type node; comments and strings are not imports')
   t.same(report.unplaced, ['stray.ts'], 'a file no row names is reported')
 })

@@ -21,7 +21,6 @@ const GAMBLING = new Set(['7995', '7800', '7801', '7802'])
 
 const localDay = (ms: number): string => new Date(ms + OFFSET_MS).toISOString().slice(0, 10)
 
-
 interface Txn { at: number, urn: string, last4: string, channel: string, mcc: string, debit: number, blocked: boolean, lowFunds: boolean, ref: string }
 
 /** The traffic: per customer and day an ATM run of 0-9 withdrawals and a handful of POS and ECOM payments. */

@@ -18,7 +18,6 @@ import { defaultRulesDir, editedRules, memorySource, tempDir, writeNdjson, rng }
 const TZ = 'Asia/Kolkata'
 const START = Date.UTC(2026, 10, 16, 2)
 
-
 // ---------------------------------------------------------------------------------------------------------------
 // Stand-in for the decision journal's export: builds a JournalEntry from the stored decision record plus what the
 // test knows of the request and of the customer's state when it was sent. The journal's own reader (`extauth
@@ -135,7 +134,7 @@ t.test('generated traffic through the live endpoint, replayed: every decision re
   t.same(recorded.map(e => [e.reference, e.code, e.reason, e.customerStatus, e.cardStatus]), entries.map(e => [e.reference, e.code, e.reason, e.customerStatus,
     // a customer refused before its card is looked at: the store never read the card
     ['customer_blocked', 'customer_closed', 'unknown_urn'].includes(e.reason) ? null : e.cardStatus]),
-    'the journal records what the test saw, decision by decision')
+  'the journal records what the test saw, decision by decision')
   const fromJournal = await runBacktest({ source: memorySource(recorded), candidate: set, baseline: set, baselineMode: 'recorded', fromMs, toMs, timezone: TZ })
   t.same(fromJournal.report.baseline.unreproduced, [], 'the recorded journal reproduces every decision')
 

@@ -4,7 +4,6 @@ import t from 'tap'
 import { CustomerState, ReplayWindow } from '../../src/backtest/windows.js'
 import { rng } from './helpers.js'
 
-
 t.test('rolling window: the running totals equal the sum over the entries in the window', async t => {
   for (const seed of [1, 2, 3]) {
     const rnd = rng(seed)

@@ -120,7 +120,7 @@ for (const kind of ['memory', 'redis'] as const) {
     for (const urn of urns) {
       t.same(rx.accepted().filter((e) => e.data.urn === urn && e.type === 'funds.credited').map((e) => e.data.reference), ['c0', 'c1', 'c2', 'c3', 'c4'], 'in order per customer')
     }
-    t.ok((await metrics.retried.get()).values[0]?.value ?? 0 > 0, 'retries counted')
+    t.ok(((await metrics.retried.get()).values[0]?.value ?? 0) > 0, 'retries counted')
     // settled just after the receiver's answer: wait for the trim
     while ((await store.readDecisionStream(urns[0] as string)).length > 0) await new Promise((resolve) => setTimeout(resolve, 20))
     t.pass('delivered events are trimmed')

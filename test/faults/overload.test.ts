@@ -60,6 +60,7 @@ t.test('twice the measured capacity for 5 s', async (t) => {
   t.teardown(async () => { await probe.close() })
   let probing = true
   const probeLoop = (async () => {
+    // eslint-disable-next-line no-unmodified-loop-condition, @typescript-eslint/no-unnecessary-condition -- cleared by the test once it has measured, while this loop awaits
     while (probing) {
       try {
         const res = await probe.request({ method: 'GET', path: '/health/ready', signal: AbortSignal.timeout(PLATFORM_TIMEOUT_MS) })

@@ -6,7 +6,7 @@ import t from 'tap'
 import { request } from 'undici'
 import { privateRedis } from '../helpers/redis.js'
 import { startServer, metricValue } from '../helpers/server-process.js'
-import { adminApi, closedLoop, countBy, debitOf, newPool, percentile, type Sample } from '../helpers/load.js'
+import { adminApi, closedLoop, countBy, debitOf, newPool, percentile } from '../helpers/load.js'
 import { ADMIN_TOKEN, authBody } from '../helpers/config.js'
 
 const DEADLINE_MS = 1000

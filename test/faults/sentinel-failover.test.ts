@@ -122,8 +122,8 @@ function report (t: Test, label: string, run: Run): { meanwhile: Sample[], recov
   const firstOk = Math.min(...samples.filter((s) => s.code === '00' && s.sentAt > killAt).map((s) => s.sentAt + s.ms))
   const meanwhile = samples.filter((s) => s.sentAt > killAt && s.sentAt + s.ms < firstOk)
   const recoveryMs = firstOk - killAt
-  t.comment(`${label}: ${samples.length} requests at ${RATE_PER_S}/s, answers ${JSON.stringify(countBy(samples, (s) => s.code || s.error || '?'))}; ` +
-    `first 00 ${recoveryMs.toFixed(0)} ms after the kill; meanwhile ${meanwhile.length} answers ${JSON.stringify(countBy(meanwhile, (s) => s.code || s.error || '?'))}, ` +
+  t.comment(`${label}: ${samples.length} requests at ${RATE_PER_S}/s, answers ${JSON.stringify(countBy(samples, (s) => s.code || (s.error ?? '?')))}; ` +
+    `first 00 ${recoveryMs.toFixed(0)} ms after the kill; meanwhile ${meanwhile.length} answers ${JSON.stringify(countBy(meanwhile, (s) => s.code || (s.error ?? '?')))}, ` +
     `slowest ${Math.max(0, ...meanwhile.map((s) => s.ms)).toFixed(0)} ms, p99 ${percentile(meanwhile.map((s) => s.ms), 99).toFixed(0)} ms (deadline ${DEADLINE_MS} ms)`)
   return { meanwhile, recoveryMs }
 }

@@ -77,7 +77,7 @@ async function checkMoney (t: Pick<TAP, 'equal' | 'fail'>, redisUrl: string, pre
     // and an answer that never came was never committed as an approval
     for (const s of samples.filter((x) => x.code !== '00')) {
       const rec = await store.getDecision(s.sent.urn as string, s.sent.transactionReferenceNumber as string)
-      if (rec !== null && rec.held !== '0') t.fail(`a request answered ${s.code || s.error || '?'} holds ${rec.held}`)
+      if (rec !== null && rec.held !== '0') t.fail(`a request answered ${s.code || (s.error ?? '?')} holds ${rec.held}`)
     }
   } finally {
     await store.close()

@@ -83,8 +83,8 @@ export async function startServer (t: Teardown | null, opts: ServerProcessOption
   let stderr = ''
   let partial = ''
   const waiters = new Set<{ pred: (l: Record<string, unknown>) => boolean, resolve: (l: Record<string, unknown>) => void }>()
-  proc.stdout?.setEncoding('utf8')
-  proc.stdout?.on('data', (chunk: string) => {
+  proc.stdout.setEncoding('utf8')
+  proc.stdout.on('data', (chunk: string) => {
     const parts = (partial + chunk).split('\n')
     partial = parts.pop() ?? ''
     for (const line of parts) {
@@ -101,8 +101,8 @@ export async function startServer (t: Teardown | null, opts: ServerProcessOption
       }
     }
   })
-  proc.stderr?.setEncoding('utf8')
-  proc.stderr?.on('data', (chunk: string) => {
+  proc.stderr.setEncoding('utf8')
+  proc.stderr.on('data', (chunk: string) => {
     if (stderr.length < 1_000_000) stderr += chunk
     if (opts.echo === true) process.stderr.write(chunk)
   })
@@ -194,6 +194,7 @@ async function waitForHttp (url: string, timeoutMs: number, exited: Promise<Exit
   exited.then(() => { gone = true }, () => {})
   const until = Date.now() + timeoutMs
   for (;;) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set in the then() callback above, which the type checker's narrowing does not see
     if (gone) throw new Error('extauth exited before it answered')
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1000) })

@@ -1,6 +1,7 @@
 // The card lifecycle over real HTTP against the simulators: loads through the OTP flow, pre-auth capture
 // and cancellation, wallet transfers, risk analysis; upstream declines and timeouts change nothing in the
 // store, and a repeated reference never credits twice.
+import { join } from 'node:path'
 import t from 'tap'
 import { build } from '../helpers/app.js'
 import { adminCall as client, fastTimeouts, lifecycleRig, startSims } from './sims.js'
@@ -209,7 +210,6 @@ t.test('risk: the analyse route, and risk inside the decision within its timeout
   const sims = await startSims(t)
   const { mkdtemp, writeFile } = await import('node:fs/promises')
   const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
   const dir = await mkdtemp(join(tmpdir(), 'extauth-risk-'))
   await writeFile(join(dir, '10-risk.json'), JSON.stringify({ rules: [{ id: 'risky', description: 'high risk rating', when: { 'risk.ruleRating': { gte: 80 } }, then: { decline: '34' } }] }))
   const store = new MemoryStore()

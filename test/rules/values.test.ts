@@ -1,5 +1,6 @@
 // The value and contradiction checks refuse only what can never match: tests that can hold still load, and
 // a rule after an unconditional decline is a warning, not a refusal.
+import { join } from 'node:path'
 import t from 'tap'
 import { compileRuleFiles } from '../../src/rules/load.js'
 import { formatRuleError } from '../../src/rules/errors.js'
@@ -101,7 +102,6 @@ t.test('JSON syntax errors give line and column', async t => {
 
 t.test('the service logs the warnings of a set it loads', async t => {
   const { writeFile } = await import('node:fs/promises')
-  const { join } = await import('node:path')
   const { RulesManager } = await import('../../src/rules/manager.js')
   const { createLogger } = await import('../../src/logger.js')
   const { logCapture } = await import('../helpers/app.js')

@@ -167,7 +167,7 @@ async function scanStore (url: string, prefix: string): Promise<string> {
 
 t.test('the leak detector sees each secret as it would appear', async (t) => {
   t.same(leaks(`{"a":"${SECRET.pan}"}`), [SECRET.pan, SECRET.panHead])
-  t.same(leaks(`{"a":"${SECRET.panHead}xxxx"}`), [SECRET.panHead], "a PAN with its last four cut")
+  t.same(leaks(`{"a":"${SECRET.panHead}xxxx"}`), [SECRET.panHead], 'a PAN with its last four cut')
   t.same(leaks(`x-consumer-custom-id: ${SECRET.consumerKey}`), [SECRET.consumerKey])
   t.same(leaks(`{"cvd2":"${SECRET.cvd2}"}`), [SECRET.cvd2])
   t.same(leaks(`otp=${SECRET.otp}&x=1`), [SECRET.otp])

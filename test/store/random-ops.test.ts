@@ -12,7 +12,6 @@ import { sharedRedisStore } from '../helpers/redis.js'
 import { authInput, limit } from './contract.js'
 import { seededRandom } from '../../src/sim/prng.js'
 
-
 interface Model {
   credits: number
   debits: number

@@ -185,7 +185,9 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     await sim.scheduler.quiesce(timersDue)
     const twins = background.splice(0)
     await Promise.race([Promise.all(twins), sim.scheduler.quiesce(() => false).then(async () => { throw new Error(`step ${sim.step}: a second client never finished`) })])
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- set in the then() callbacks above, which the type checker's narrowing does not see
     if (failure !== null) throw failure
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the same
     if (!done) throw new Error(`step ${sim.step} (${sim.opName}) is waiting on something outside the scheduler`)
   }
 

@@ -33,7 +33,7 @@ async function settle<T> (p: () => Promise<T>): Promise<Outcome<T>> {
 
 function errorCode (err: unknown): string {
   if (err instanceof StoreRejection) return err.word
-  return `thrown: ${(err as Error)?.message ?? String(err)}`
+  return `thrown: ${(err as Error | null | undefined)?.message ?? String(err)}`
 }
 
 const STORE_FAULTS = ['store-not-sent', 'store-lost-reply'] as const

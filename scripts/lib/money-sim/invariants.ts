@@ -274,7 +274,6 @@ export function checkControlOf (sim: SimContext, key: string, d: ModelDecision |
   if (c.dailyMax !== null && c.totalBefore + d.debit > c.dailyMax) sim.violation('controls-hold', `${key} approved ${d.debit} with ${c.totalBefore} earlier that day, over dailyMax ${c.dailyMax}`)
 }
 
-
 function sortedEntries (r: Record<string, number>): Array<[string, number]> {
   return Object.entries(r).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
 }

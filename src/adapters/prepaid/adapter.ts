@@ -180,7 +180,8 @@ export function checkUnload (input: UnloadInput): void {
   if (Number.isSafeInteger(input.amount) && Number.isSafeInteger(input.fee) && !Number.isSafeInteger(input.amount + input.fee)) {
     checks.problems.push('amount + fee is too large')
   }
-  const r = input.reservedField1
+  // the input may come from a JSON body: null or an array arrive whatever the type says
+  const r: unknown = input.reservedField1
   if (r !== undefined && (typeof r !== 'object' || r === null || Array.isArray(r))) checks.problems.push('reservedField1 must be an object')
   for (const name of Object.keys(input.extra ?? {})) {
     if (UNLOAD_FIELDS.has(name)) checks.problems.push(`extra.${name} would overwrite a field of the spec`)
@@ -221,7 +222,6 @@ export function createPrepaidAdapter (options: PrepaidOptions, deps: AdapterDeps
   const observe = callObserver(party, deps)
   const client = createPartyClient(party, base, http, log)
   const post = partyCaller(client, log, observe)
-
 
   const keyOnly = { 'x-api-key': apiKey }
 
