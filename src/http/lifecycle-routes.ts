@@ -44,7 +44,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       tags: [TAGS.lifecycle],
       summary: 'Start a card load: the gateway sends the cardholder an OTP',
       answers: lifecycleAnswers,
-      errors: ['CUSTOMER_NOT_FOUND', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
+      errors: ['CUSTOMER_NOT_FOUND', 'WRONG_STATE', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
       body: {
         type: 'object',
         required: ['urn', 'amount', 'merchantReferenceNo', 'pan', 'expDate', 'cvd2', 'nameOnCard', 'mobileNumber'],
