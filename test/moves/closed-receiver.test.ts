@@ -4,28 +4,18 @@
 // under way when the customer was closed still settles: the card may be charged, the money may have moved.
 import t from 'tap'
 import { lifecycleRig, type Call, type Sims } from './sims.js'
-import { MemoryStore } from '../../src/store/memory.js'
 import type { Store } from '../../src/store/types.js'
-import { sharedRedisStore } from '../helpers/redis.js'
+import { seedWallets, STORE_KINDS, storeOf, walletBalances } from './wallets.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
 const CARD = { pan: '4111111111111111', expDate: '122030', cvd2: '123', nameOnCard: 'A CARDHOLDER', mobileNumber: '919800000001' }
 const START = 10_000
 
-const STORES = {
-  memory: async (): Promise<Store> => new MemoryStore(),
-  redis: async (t: Teardown): Promise<Store> => await sharedRedisStore(t)
-}
-
 /** Sender A and receiver B, known to both sides with the same balances. */
-async function rig (t: Teardown, kind: keyof typeof STORES): Promise<{ sims: Sims, store: Store, call: Call }> {
-  const { sims, store, call } = await lifecycleRig(t, {}, await STORES[kind](t))
-  for (const [urn, balance] of [['A', START], ['B', 0]] as const) {
-    sims.prepaid.wallets.add({ urn, customerId: `C${urn}`, accountNumber: `ACC-${urn}`, balance })
-    await store.putCustomer(urn, { customerId: `C${urn}` })
-    if (balance > 0) await store.credit(urn, balance, `seed-${urn}`)
-  }
+async function rig (t: Teardown, kind: typeof STORE_KINDS[number]): Promise<{ sims: Sims, store: Store, call: Call }> {
+  const { sims, store, call } = await lifecycleRig(t, {}, await storeOf(t, kind))
+  await seedWallets(sims, store, { A: START, B: 0 })
   return { sims, store, call }
 }
 
@@ -38,18 +28,9 @@ function partyCalls (sims: Sims): number {
   return Object.values(all).reduce((a, b) => a + b, 0)
 }
 
-async function balances (sims: Sims, store: Store): Promise<Record<string, number>> {
-  const out: Record<string, number> = {}
-  for (const urn of ['A', 'B']) {
-    out[urn] = (await store.getCustomer(urn))?.available ?? -1
-    out[`platform${urn}`] = sims.prepaid.wallets.customer(urn)?.balance ?? -1
-  }
-  return out
-}
-
 const UNMOVED = { A: START, platformA: START, B: 0, platformB: 0 }
 
-for (const kind of ['memory', 'redis'] as const) {
+for (const kind of STORE_KINDS) {
   t.test(`${kind}: a load or a transfer to a CLOSED customer is refused before any party is called`, async (t) => {
     const { sims, store, call } = await rig(t, kind)
     await store.putCustomer('B', { status: 'CLOSED' })
@@ -65,7 +46,7 @@ for (const kind of ['memory', 'redis'] as const) {
     t.equal((await call('GET', '/v1/transfers/TR-CLOSED')).status, 404, 'no transfer recorded')
 
     t.equal(partyCalls(sims), 0, 'no party was called')
-    t.same(await balances(sims, store), UNMOVED, 'nothing held, nothing moved')
+    t.same(await walletBalances(sims, store, ['A', 'B']), UNMOVED, 'nothing held, nothing moved')
   })
 
   t.test(`${kind}: a load whose customer was closed after the OTP went is refused before the OTP is verified`, async (t) => {
@@ -95,7 +76,7 @@ for (const kind of ['memory', 'redis'] as const) {
     t.match((await call('POST', '/v1/loads', load('LD-BLOCKED'))).body, { status: 'OTP_SENT' })
     t.match((await call('POST', '/v1/loads/LD-BLOCKED/otp', { otp: sims.gateway.lastOtp('LD-BLOCKED') })).body, { status: 'LOADED' })
     t.match((await call('POST', '/v1/transfers', transfer('TR-BLOCKED'))).body, { status: 'TRANSFERRED' })
-    t.same(await balances(sims, store), { A: START - 2500, platformA: START - 2500, B: 700 + 2500, platformB: 2500 })
+    t.same(await walletBalances(sims, store, ['A', 'B']), { A: START - 2500, platformA: START - 2500, B: 700 + 2500, platformB: 2500 })
   })
 
   t.test(`${kind}: a load or a transfer under way when the customer is closed still settles on its repeat`, async (t) => {
@@ -112,6 +93,6 @@ for (const kind of ['memory', 'redis'] as const) {
     await store.putCustomer('B', { status: 'CLOSED' })
     t.match((await call('POST', '/v1/loads/LD-UNDERWAY/otp', { otp })).body, { status: 'LOADED' }, 'the charged card is credited')
     t.match((await call('POST', '/v1/transfers', transfer('TR-UNDERWAY'))).body, { status: 'TRANSFERRED' }, 'the money the platform moved is credited')
-    t.same(await balances(sims, store), { A: START - 2500, platformA: START - 2500, B: 700 + 2500, platformB: 2500 })
+    t.same(await walletBalances(sims, store, ['A', 'B']), { A: START - 2500, platformA: START - 2500, B: 700 + 2500, platformB: 2500 })
   })
 }
