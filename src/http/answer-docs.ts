@@ -121,7 +121,8 @@ const lifecycle = {
 
 export const lifecycleAnswers = {
   200: ok('the outcome, including an upstream\'s decline', lifecycle),
-  502: ok('FAILED: the upstream could not be heard; nothing in the store changed', lifecycle)
+  502: ok('FAILED: the upstream could not be heard (`retryable: true`: repeat the call; `held: true`: its amount stays held ' +
+    'until the repeat settles it), or (`retryable: false`, `reconcile`) the outcome must be checked on the platform', lifecycle)
 }
 
 export const lifecycleRecord = ok('the record of this reference, as it stands', { ...lifecycle, required: ['status'] })

@@ -1,6 +1,7 @@
 // The card-lifecycle API on the admin listener (README "Card lifecycle API"). Business outcomes (including an upstream's
-// decline) answer 200 with a status word; an upstream that could not be heard answers 502 with status
-// FAILED and `retryable`; nothing in the store changed then.
+// decline) answer 200 with a status word; FAILED always answers 502: `retryable: true` when the upstream
+// could not be heard (repeat the call; a transfer's or unload's amount stays held until the repeat settles
+// it), `retryable: false` with `reconcile` when a person must check the outcome on the platform.
 import type { FastifyInstance } from 'fastify'
 import type { LoadService } from '../moves/loads.js'
 import type { TransferService } from '../moves/transfers.js'
@@ -42,7 +43,7 @@ function notConfigured (party: string): never {
 
 export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOptions): Promise<void> {
   function status (reply: { code: (n: number) => unknown }, a: LifecycleAnswer): void {
-    reply.code(a.status === 'FAILED' && a.retryable !== false ? 502 : 200)
+    reply.code(a.status === 'FAILED' ? 502 : 200)
   }
 
   app.post<{ Body: Record<string, string | number> }>('/v1/loads', {
@@ -51,7 +52,7 @@ export async function lifecycleRoutes (app: FastifyInstance, opts: LifecycleOpti
       tags: [TAGS.lifecycle],
       summary: 'Start a card load: the gateway sends the cardholder an OTP',
       answers: lifecycleAnswers,
-      errors: ['CUSTOMER_NOT_FOUND', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
+      errors: ['CUSTOMER_NOT_FOUND', 'WRONG_STATE', 'REFERENCE_CONFLICT', 'IN_PROGRESS', 'NOT_CONFIGURED'],
       body: {
         type: 'object',
         required: ['urn', 'amount', 'merchantReferenceNo', 'pan', 'expDate', 'cvd2', 'nameOnCard', 'mobileNumber'],

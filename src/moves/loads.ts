@@ -7,6 +7,7 @@ import { StoreRejection } from '../errors.js'
 import { failedAnswer, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './answer.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type Revised } from './records.js'
+import { refuseClosedReceiver } from './receiver.js'
 
 export interface LoadRecord extends Revised {
   merchantReferenceNo: string
@@ -97,10 +98,20 @@ export class LoadService {
     return this.answer(r)
   }
 
+  /**
+   * Before the gateway is asked for an OTP or the card: a customer closed since the load began receives
+   * nothing (the load stands, and goes on should the customer be reopened).
+   */
+  private async refuseClosed (urn: string): Promise<void> {
+    const customer = await this.store.getCustomer(urn)
+    if (customer !== null) refuseClosedReceiver(customer)
+  }
+
   /** POST /v1/loads: sends the OTP. Repeating it returns the load as it stands, without a second OTP. */
   async start (req: LoadRequest): Promise<LoadAnswer> {
     const ref = req.merchantReferenceNo
-    if (await this.store.getCustomer(req.urn) === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
+    const customer = await this.store.getCustomer(req.urn)
+    if (customer === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.urn}`)
     return await this.records.locked(ref, async (renew) => {
       const existing = await this.records.find(ref)
       if (existing !== null) {
@@ -109,6 +120,7 @@ export class LoadService {
         }
         return this.answer(existing, { replayed: true })
       }
+      refuseClosedReceiver(customer)
       const { urn, amount, ...otp } = req
       await renew()
       const res = await this.gateway.generateOtp({ ...otp, amount })
@@ -137,6 +149,7 @@ export class LoadService {
       const r = await this.records.find(ref)
       if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
       if (!['OTP_SENT', 'OTP_INVALID', 'OTP_EXPIRED'].includes(r.status)) return this.answer(r, { replayed: true })
+      await this.refuseClosed(r.urn)
       await renew()
       const res = await this.gateway.resendOtp({ merchantReferenceNo: ref, ...contact })
       if (res.kind === 'failed') return this.answer(r, failedAnswer(res))
@@ -159,6 +172,7 @@ export class LoadService {
       if (pgTransactionId === null) throw new LifecycleConflict('WRONG_STATE', `load ${ref} has no gateway transaction to verify`)
 
       if (r.status === 'OTP_SENT' || r.status === 'OTP_INVALID' || r.status === 'OTP_EXPIRED') {
+        await this.refuseClosed(r.urn)
         await renew()
         const v = await this.gateway.verifyOtp({ merchantReferenceNo: ref, pgTransactionId, otp })
         if (v.kind === 'failed') return this.answer(r, failedAnswer(v))

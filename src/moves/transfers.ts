@@ -6,6 +6,7 @@ import type { Store } from '../store/types.js'
 import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from './records.js'
+import { refuseClosedReceiver } from './receiver.js'
 
 export interface TransferRequest {
   clientTxnId: string
@@ -66,6 +67,7 @@ export class TransferService {
         if (to === null) throw new LifecycleNotFound('CUSTOMER_NOT_FOUND', `no customer ${req.toUrn}`)
         // a blocked or closed customer spends nothing; a call already under way still settles
         if (from.status !== 'ACTIVE') throw new LifecycleConflict('WRONG_STATE', `customer ${req.fromUrn} is ${from.status}`)
+        refuseClosedReceiver(to)
         r = await this.moves.create({ clientTxnId: id, fromUrn: req.fromUrn, toUrn: req.toUrn, amount: String(req.amount), fingerprint }, { urn: req.fromUrn, amount: req.amount })
       }
       const input = {

@@ -86,11 +86,11 @@ t.test('a string timestamp already in the format is sent as it is', async (t) =>
   t.equal(sim.received.at(-1)?.txnTimestamp, '20240229235959')
 })
 
-t.test('wrong token: an http_status failure, not retryable', async (t) => {
+t.test('wrong token: an http_status failure, retryable as every failure (the operator puts the token right, then the call goes through)', async (t) => {
   const { url } = await rig(t)
   const bad = createRiskAdapter({ ...RISK_CREDS, accessToken: 'nope', baseUrl: url, timeoutMs: 5000 }, { logger: quietLogger() })
   t.teardown(() => bad.close())
-  t.match(await bad.analyse({ ...TXN, purchaseAmount: 1 }), { kind: 'failed', reason: 'http_status', httpStatus: 401, retryable: false })
+  t.match(await bad.analyse({ ...TXN, purchaseAmount: 1 }), { kind: 'failed', reason: 'http_status', httpStatus: 401, retryable: true })
 })
 
 t.test('a hung risk service: failed/timeout within RISK_TIMEOUT_MS', async (t) => {

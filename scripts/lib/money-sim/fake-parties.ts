@@ -1,8 +1,9 @@
 // In-process stand-ins for the payment gateway and the prepaid platform, at the adapters' interfaces. Each
 // keeps its own ledger (the card charged, the money moved), which outlives our process, so the simulation can
 // check every lifecycle record against what the party actually did. Their calls wait in the scheduler like
-// the store's, and can time out, answer 500 or garbage, be lost after the party acted, or never be sent. The
-// adapters' own reading of a 500 or of garbage (`interpret` and the parsers) decides what the service sees.
+// the store's, and can time out, answer an HTTP error status (500 or 404) or garbage, be lost after the party
+// acted, or never be sent. The adapters' own reading of an error status or of garbage (`interpret` and the
+// parsers) decides what the service sees.
 import type { GatewayAdapter, AuthorizeResult, OtpResult, PreAuthResult } from '../../../src/adapters/gateway/adapter.js'
 import type { PrepaidAdapter, PrepaidDeclined, SendResult, TransferResult, UnloadResult } from '../../../src/adapters/prepaid/adapter.js'
 import { gatewayCodeMeaning } from '../../../src/adapters/gateway/codes.js'
@@ -96,7 +97,10 @@ function partyCall<R> (sim: SimContext, proc: ProcessHandle, label: string, ref:
             resolve(failed('transport', { retryable: true, sent: false, attempts: 1, detail: 'ECONNREFUSED' }))
             return
           case '500':
-            resolve(interpret({ kind: 'response', status: 500, json: undefined, attempts: 1 }, parse) as Failed)
+            // an HTTP error status before the party acted: a 5xx, or a 4xx as a wrong path or refused
+            // credentials get (with the JSON error body a web framework writes); either is read by `interpret`
+            if (sim.rnd() < 0.5) resolve(interpret({ kind: 'response', status: 500, json: undefined, attempts: 1 }, parse) as Failed)
+            else resolve(interpret({ kind: 'response', status: 404, json: { statusCode: 404, error: 'Not Found', message: 'Route not found' }, attempts: 1 }, parse) as R | Failed)
             return
           case 'timeout':
             // the request may or may not have been processed before the time ran out

@@ -179,9 +179,13 @@ export function blankToAbsent (json: unknown): unknown {
 }
 
 /**
- * The parties signal outcomes in the body with HTTP 200. A body that parses to a decline is believed
- * whatever the HTTP status; any other non-2xx is an http_status failure, retryable when the party or a
- * proxy in front of it was busy or broken.
+ * The parties signal outcomes in the body with HTTP 200. A body that parses to a decline is returned
+ * whatever the HTTP status (a money call still reads one on a non-2xx as uncertain: uncertainDecline()).
+ * Any other non-2xx is an http_status failure, retryable whatever its class: a 4xx does not prove the
+ * party did nothing (a proxy in front of it may answer for it, or the party after acting), and what
+ * causes one (a wrong path, refused credentials, a rate limit) is put right without the caller, after
+ * which the same call, with the same reference, goes through. So the caller keeps what it holds and
+ * repeats, as for a 5xx or no answer at all; never "do not repeat" while money waits on a repeat.
  */
 export function interpret<R extends Answer> (
   res: JsonResponse, parse: (json: unknown) => Parsed<R>
@@ -197,6 +201,5 @@ export function interpret<R extends Answer> (
     return parsed
   }
   if (parsed.kind === 'declined') return { ...parsed, httpStatus: res.status }
-  const retryable = res.status >= 500 || res.status === 429 || res.status === 408
-  return failed('http_status', { retryable, sent: true, attempts: res.attempts, detail: `HTTP ${res.status}`, httpStatus: res.status })
+  return failed('http_status', { retryable: true, sent: true, attempts: res.attempts, detail: `HTTP ${res.status}`, httpStatus: res.status })
 }
