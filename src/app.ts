@@ -30,6 +30,8 @@ import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
 import { strictBodies } from './strict-ajv.js'
+import type { StandIn } from './standin/stand-in.js'
+import { standInRoutes } from './http/standin-routes.js'
 import { API_ERRORS, errorBody } from './errors.js'
 
 export interface AppDeps {
@@ -51,6 +53,8 @@ export interface AppDeps {
   shutdown: { started: boolean }
   /** which Redis does not answer and why, for the log line of a store error */
   storeProblem?: () => StoreProblem | null
+  /** deciding while the store is unreachable (STANDIN_POLICY_FILE) */
+  standIn?: StandIn
 }
 
 /**
@@ -107,11 +111,14 @@ async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: Ans
       clock,
       compensator: deps.compensator,
       controlDefaults: config.cardControlDefaults,
-      ...(deps.risk !== undefined ? { risk: deps.risk } : {})
+      ...(deps.risk !== undefined ? { risk: deps.risk } : {}),
+      ...(deps.standIn !== undefined ? { standIn: deps.standIn } : {})
     }
   })
+  const standIn = deps.standIn
   await app.register(healthRoutes, {
     store: deps.store,
+    ...(standIn !== undefined ? { standInReady: () => standIn.canDecide } : {}),
     rulesLoaded: () => deps.rules.loadedAt() !== null,
     shuttingDown: () => deps.shutdown.started
   })
@@ -272,6 +279,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
     await eventsRoutes(scope, { store: deps.store, ...(deps.events !== undefined ? { relay: deps.events } : {}) })
+    await standInRoutes(scope, { store: deps.store, ...(deps.standIn !== undefined ? { standIn: deps.standIn } : {}) })
     const journal = journalFor(deps.store)
     if (journal !== null) await journalRoutes(scope, { journal })
     const trail = auditTrailFor(deps.store)

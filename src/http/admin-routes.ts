@@ -173,7 +173,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     const rec = await store.getDecision(request.params.urn, request.params.ref)
     if (rec === null) throw new StoreRejection('DECISION_NOT_FOUND', `no decision ${request.params.ref} for ${request.params.urn}`)
     const { attempt: _attempt, fingerprint: _fp, limitEntries: _le, ...pub } = rec
-    return pub
+    return rec.meta?.standIn === true ? { ...pub, standIn: true } : pub
   })
 
   app.post<{ Params: { urn: string, ref: string }, Body: { amount?: string | number } | null }>('/admin/v1/customers/:urn/decisions/:ref/reversal', {

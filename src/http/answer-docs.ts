@@ -56,7 +56,8 @@ export const decisionAnswer = ok('the stored decision', {
     decidedCode: nullableText,
     reversal: { type: ['object', 'null'] },
     control: { type: ['object', 'null'] },
-    meta: { type: ['object', 'null'], description: 'rules version, shadow hits, timings' }
+    meta: { type: ['object', 'null'], description: 'rules version, shadow hits, timings' },
+    standIn: { const: true, description: 'present when the decision was made in stand-in while the store was unreachable, and replayed into it (docs/operations/standin.md)' }
   }
 })
 

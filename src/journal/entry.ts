@@ -8,6 +8,8 @@ export interface StoredJournalEntry extends JournalEntry {
   decidedCode?: string | null
   /** the part of the hold given back by a reversal or a deadline release */
   released?: number
+  /** decided in stand-in while the store was unreachable, and replayed into it */
+  standIn?: true
 }
 
 const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null)
@@ -44,6 +46,7 @@ export function journalEntryOf (rec: DecisionRecord): StoredJournalEntry {
     cardStatus: rec.cardStatus ?? null,
     answeredOnDeadline: rec.answeredOnDeadline,
     ...(rec.decidedCode !== null ? { decidedCode: rec.decidedCode } : {}),
-    ...(Number(rec.released) > 0 ? { released: Number(rec.released) } : {})
+    ...(Number(rec.released) > 0 ? { released: Number(rec.released) } : {}),
+    ...(meta?.standIn === true ? { standIn: true } : {})
   }
 }
