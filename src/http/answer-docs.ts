@@ -57,7 +57,7 @@ export const decisionAnswer = ok('the stored decision', {
     reversal: { type: ['object', 'null'] },
     control: { type: ['object', 'null'] },
     meta: { type: ['object', 'null'], description: 'rules version, shadow hits, timings' },
-    standIn: { const: true, description: 'present when the decision was made in stand-in while the store was unreachable, and replayed into it (docs/operations/standin.md)' }
+    standIn: { const: true, description: 'present when the decision was made in stand-in while the store was unreachable, and replayed into it: docs/operations/standin.md' }
   }
 })
 

@@ -59,7 +59,7 @@ export async function standInRoutes (app: FastifyInstance, opts: StandInRoutesOp
 
   app.get('/admin/v1/standin', {
     config: { scope: 'read' },
-    schema: { tags: [TAGS.operations], summary: 'This instance\'s stand-in state (docs/operations/standin.md)', answers: { 200: statusAnswer } }
+    schema: { tags: [TAGS.operations], summary: 'This instance\'s stand-in state', description: 'Whether this instance decides in stand-in while the store is unreachable, this outage\'s decisions and the replay backlog. docs/operations/standin.md', answers: { 200: statusAnswer } }
   }, async () => standIn === undefined ? { state: 'not_configured' } : statusView(standIn.status(), standIn))
 
   app.post<{ Body: { on: boolean | null, reason: string } }>('/admin/v1/standin', {

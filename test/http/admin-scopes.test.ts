@@ -40,6 +40,8 @@ const EXPECTED: Array<[string, string, Scope]> = [
   ['GET', '/admin/v1/decisions/:ref', 'read'],
   ['GET', '/admin/v1/decisions', 'read'],
   ['GET', '/admin/v1/audit', 'read'],
+  ['GET', '/admin/v1/standin', 'read'],
+  ['POST', '/admin/v1/standin', 'standin'],
   // the API reference and the files of its rendered page
   ['GET', '/admin/openapi.json', 'read'],
   ['GET', '/admin/docs', 'read'],
