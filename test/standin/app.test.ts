@@ -1,7 +1,7 @@
 // Stand-in through the public and admin listeners (contract §14): entered when the store cannot be reached,
 // not when its outcome is unknown; the policy's checks and caps; a repeat answered from the journal; the
 // replay into the store once it answers; forcing on and off with a reason; readiness; negative balances.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { MemoryStore } from '../../src/store/memory.js'
 import { build } from '../helpers/app.js'
 import { adminHeaders, authBody, platformHeaders } from '../helpers/config.js'
@@ -9,7 +9,7 @@ import { EXTERNAL_AUTH_PATH } from '../../src/http/external-auth-route.js'
 import { policyFile, switchedStore } from './helpers.js'
 import type { FastifyInstance } from 'fastify'
 
-async function setUp (t: Parameters<Parameters<typeof t.test>[1]>[0], over: Record<string, unknown> = {}) {
+async function setUp (t: Test, over: Record<string, unknown> = {}): Promise<{ inner: MemoryStore, sw: ReturnType<typeof switchedStore> } & Awaited<ReturnType<typeof build>>> {
   const inner = new MemoryStore()
   const sw = switchedStore(inner)
   const built = await build(t, { store: sw.store, env: { STANDIN_POLICY_FILE: policyFile(t, over) } })
