@@ -49,7 +49,7 @@ const statusAnswer = {
     decisions: { type: 'object', description: 'this outage\'s stand-in decisions on this instance: approved, declined, byCode' },
     amount: { type: 'string', description: 'this outage\'s approved amount on this instance, minor units' },
     replayBacklog: { type: 'object', description: '{count, amount}: approvals not yet replayed into the store' },
-    replayed: { type: 'object', description: 'replays since start, by outcome (applied, existing, existing_decline, unknown_urn)' },
+    replayed: { type: 'object', description: 'replays since start, by outcome (applied, existing, existing_decline, conflict, unknown_urn)' },
     caps: { type: 'object', description: 'the policy\'s caps per card and per instance' }
   }
 }

@@ -286,12 +286,17 @@ export class StandIn {
         return
       }
       this.unreachable = false
-      const outcome: ReplayOutcome = !result.replayed
-        ? (result.available === null ? 'unknown_urn' : 'applied')
-        : (result.code === '00' ? 'existing' : 'existing_decline')
+      const outcome: ReplayOutcome = result.reason === 'conflict'
+        ? 'conflict'
+        : !result.replayed
+            ? (result.available === null ? 'unknown_urn' : 'applied')
+            : (result.code === '00' ? 'existing' : 'existing_decline')
       this.replayedBy[outcome]++
       this.opts.metrics.replayed.inc({ outcome })
-      if (outcome === 'existing_decline') {
+      if (outcome === 'conflict') {
+        this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount) },
+          'stand-in replay: the store holds this reference for another amount or card; the stand-in approval was not debited')
+      } else if (outcome === 'existing_decline') {
         this.opts.log.error({ urn: input.urn, reference: input.reference, storeCode: result.code, storeReason: result.reason, debit: String(input.debitAmount) },
           'stand-in replay: the store holds another answer for this reference; the stand-in approval was not debited')
       } else if (outcome === 'unknown_urn') {
