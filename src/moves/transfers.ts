@@ -58,7 +58,7 @@ export class TransferService {
     return await this.moves.locked(id, async (renew) => {
       const fingerprint = fingerprintOf([req.fromUrn, req.toUrn, req.amount, req.fromAccountNumber, req.toAccountNumber])
       let r = await this.moves.find(id)
-      if (r !== null) this.moves.conflict(r, fingerprint)
+      if (r !== null) this.moves.conflict(r, fingerprint, r.fromUrn === req.fromUrn && r.toUrn === req.toUrn && r.amount === String(req.amount))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
         await this.moves.refuseOtherKind(id)

@@ -67,7 +67,7 @@ export class UnloadService {
     checkUnload({ ...checked, customerId: req.customerId ?? 'unknown' })
     return await this.moves.locked(id, async (renew) => {
       let r = await this.moves.find(id)
-      if (r !== null) this.moves.conflict(r, fingerprint(req))
+      if (r !== null) this.moves.conflict(r, fingerprint(req), r.urn === req.urn && r.amount === String(req.amount) && r.fee === String(req.fee))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
         await this.moves.refuseOtherKind(id)
