@@ -9,6 +9,7 @@ import { asFormat, LIFECYCLE_FORMATS } from '../../../src/moves/earlier-formats.
 import { transferFingerprint } from '../../../src/moves/transfers.js'
 import { unloadFingerprint } from '../../../src/moves/unloads.js'
 import { intBetween, pick } from '../../../src/sim/prng.js'
+import type { Store } from '../../../src/store/types.js'
 import type { LoadJob, OpEnv, TransferJob, UnloadJob } from './clients.js'
 import { customerIdOf, type PartyBooks } from './fake-parties.js'
 import { walletCodeDescription, walletCodeFamily } from '../../../src/adapters/prepaid/wallet-codes.js'
@@ -47,24 +48,25 @@ function platformActed (books: PartyBooks, kind: 'transfer' | 'unload', id: stri
   return token
 }
 
+/** A record to put in the store as an earlier version left it. */
+export interface EarlierRecord { kind: 'load' | 'transfer' | 'unload', id: string, value: Record<string, unknown> }
+
 /**
- * Writes the earlier records and opens their clients. Runs in the opening state, without faults, through the
- * process's store (so the model applies each hold) and the store itself for the records.
+ * Takes the earlier versions' holds and opens the records' clients; returns the records, for the caller to
+ * write into the store itself (`writeEarlierRecords`). Runs in the opening state, without faults, through the
+ * process's store, so the model applies each hold.
  */
-export async function seedEarlierRecords (env: OpEnv): Promise<number> {
+export async function seedEarlierRecords (env: OpEnv): Promise<EarlierRecord[]> {
   const { sim, world, books } = env
   const rnd = sim.rnd
   const now = sim.clock.now()
   const store = env.proc().store
-  let written = 0
-  // a record an earlier version kept with a lifetime is taken as one kept until settled: the simulation's
-  // time jumps would otherwise forget it before its client comes back (the known limit the money page states)
-  const put = async (kind: 'load' | 'transfer' | 'unload', id: string, value: Record<string, unknown>): Promise<void> => {
-    await sim.store.putLifecycle(kind, id, value, undefined, false)
-    written++
+  const records: EarlierRecord[] = []
+  const put = async (kind: EarlierRecord['kind'], id: string, value: Record<string, unknown>): Promise<void> => {
+    records.push({ kind, id, value })
   }
   const funded = world.customers.filter((c) => c.opening >= 1_000)
-  if (funded.length === 0) return 0
+  if (funded.length === 0) return records
 
   for (const kind of ['transfer', 'unload'] as const) {
     const formats = kind === 'transfer' ? HELD_TRANSFER_FORMATS : UNLOAD_FORMATS
@@ -135,5 +137,14 @@ export async function seedEarlierRecords (env: OpEnv): Promise<number> {
       env.parked.push(job)
     }
   }
-  return written
+  return records
+}
+
+/**
+ * Writes the records straight into the store, as the earlier version did. A record it kept with a lifetime
+ * is written as one kept until settled: the simulation's time jumps would otherwise forget it before its
+ * client comes back (a known limit the money page states).
+ */
+export async function writeEarlierRecords (store: Store, records: readonly EarlierRecord[]): Promise<void> {
+  for (const r of records) await store.putLifecycle(r.kind, r.id, r.value, undefined, false)
 }
