@@ -128,6 +128,10 @@ export class StandIn {
 
   private tick (): void {
     if (this.stopped) return
+    if (this.pending.size === 0 && this.unreachable && this.forcedState?.on !== true && this.opts.store.ready()) {
+      // no decision has come to show the store answers again (an idle instance): ask it
+      this.opts.store.ping().then(() => { this.storeAnswered() }, () => {})
+    }
     if (this.pending.size === 0) {
       // a sibling on this host that died leaves its journal to us
       if (++this.ticks % 20 === 0) this.adopt()

@@ -106,3 +106,18 @@ t.test('a process killed mid-replay: the next one adopts its journal and each re
   const events = (await inner.readDecisionStream('UK1')).filter((e) => e.type === 'decision.created')
   t.same(events.map((e) => e.reference), order.slice().sort((a, b) => a - b).map((k) => `K${k}`), 'replayed oldest first, one event each')
 })
+
+t.test('an idle instance leaves stand-in once the store answers a ping, without a decision', async (t) => {
+  const { switchedStore } = await import('./helpers.js')
+  const sw = switchedStore(new MemoryStore())
+  const s = new StandIn({ policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 10 })
+  t.teardown(async () => { await s.stop() })
+  s.start()
+  sw.set('down')
+  t.ok(s.takes(new (await import('../../src/errors.js')).ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.equal(s.status().state, 'active')
+  sw.set('up')
+  for (let i = 0; i < 500 && s.status().state !== 'standby'; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(s.status().state, 'standby', 'left stand-in')
+  t.equal(s.status().sinceMs, null, 'and the outage closed')
+})
