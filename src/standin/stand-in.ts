@@ -163,6 +163,7 @@ export class StandIn {
   /** Whether a failed store call makes this decision a stand-in one. */
   takes (err: unknown): boolean {
     if (this.forcedState?.on === false || !isStoreNotDone(err)) return false
+    if (!this.unreachable) this.opts.log.warn({ err: (err as Error).message }, 'stand-in: the store cannot be reached; deciding by the stand-in policy')
     this.unreachable = true
     this.gauges()
     return true
@@ -172,6 +173,7 @@ export class StandIn {
   storeAnswered (): void {
     if (!this.unreachable) return
     this.unreachable = false
+    this.opts.log.warn({ backlog: this.pending.size }, 'stand-in: the store answers again; replaying the stand-in approvals')
     this.gauges()
     if (this.pending.size > 0 && this.forcedState?.on !== true) this.replayNow().catch(() => {})
   }
@@ -289,7 +291,10 @@ export class StandIn {
         this.gauges()
         return
       }
-      this.unreachable = false
+      if (this.unreachable) {
+        this.unreachable = false
+        this.opts.log.warn({ backlog: this.pending.size }, 'stand-in: the store answers again; replaying the stand-in approvals')
+      }
       const outcome: ReplayOutcome = result.reason === 'conflict'
         ? 'conflict'
         : !result.replayed
