@@ -9,6 +9,7 @@ import { amountOf, amountSchema } from './amount.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import type { ReloadResult } from '../rules/manager.js'
 import { TAGS } from './openapi.js'
+import { decisionEntryOf } from '../store/decision-entry.js'
 import { customerAnswer, decisionAnswer, moneyAnswer, reversalAnswer, rulesAnswer, rulesRefused } from './answer-docs.js'
 
 export interface RulesControl {
@@ -164,7 +165,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     config: { scope: 'read' },
     schema: {
       tags: [TAGS.decisions],
-      summary: 'The stored decision of a reference',
+      summary: 'The decision of a customer and reference, as a journal entry',
       answers: { 200: decisionAnswer },
       errors: ['DECISION_NOT_FOUND'],
       params: { type: 'object', properties: { urn: urnParam, ref: refParam } }
@@ -172,8 +173,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   }, async (request) => {
     const rec = await store.getDecision(request.params.urn, request.params.ref)
     if (rec === null) throw new StoreRejection('DECISION_NOT_FOUND', `no decision ${request.params.ref} for ${request.params.urn}`)
-    const { attempt: _attempt, fingerprint: _fp, limitEntries: _le, ...pub } = rec
-    return pub
+    return decisionEntryOf(rec)
   })
 
   app.post<{ Params: { urn: string, ref: string }, Body: { amount?: string | number } | null }>('/admin/v1/customers/:urn/decisions/:ref/reversal', {
