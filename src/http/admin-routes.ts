@@ -6,6 +6,7 @@ import { auditAfterChange, auditContext } from './admin-auth.js'
 import { asApiError } from './lifecycle-routes.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer, type Store } from '../store/types.js'
 import { amountOf, amountSchema } from './amount.js'
+import { wordedErrors } from './worded-errors.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import type { ReloadResult } from '../rules/manager.js'
 import { TAGS } from './openapi.js'
@@ -42,9 +43,9 @@ function customerView (c: Customer): Record<string, unknown> {
  * know (the validator leaves it out: "body must NOT have additional properties").
  */
 export function schemaErrors (errors: FastifySchemaValidationError[], dataVar: string): Error {
-  return new Error(errors.map((e) => {
+  return new Error(wordedErrors(errors).map((e) => {
     const unknown = e.keyword === 'additionalProperties' ? ` ("${String(e.params.additionalProperty)}")` : ''
-    return `${dataVar}${e.instancePath} ${e.message ?? 'is not valid'}${unknown}`
+    return `${dataVar}${e.instancePath} ${e.message}${unknown}`
   }).join(', '))
 }
 
