@@ -36,8 +36,9 @@ t.test('on Redis: "stopped" is the last line, stamped once everything before it 
   const exit = await server.exited
   t.same(exit, { code: 0, signal: null }, 'exits 0')
   const lines = server.logs()
-  const answered = lines.filter((l) => l.msg === 'decision' || l.msg === 'overloaded: answering 05 without a decision').length
-  t.ok(answered >= DECISIONS, `every request's line was written (${answered}, ${server.rawLogs.join('\n').length} bytes)`)
+  // the precondition: more was held unread than the child's stdout buffers take (some 200 KiB each way)
+  const bytes = server.rawLogs.join('\n').length
+  t.ok(bytes > 400_000, `more lines than the buffers hold were written (${bytes} bytes)`)
   const last = lines.at(-1) as { msg?: string, time?: number }
   t.equal(last.msg, 'stopped', `the last line: ${JSON.stringify(lines.slice(-3).map((l) => l.msg))}`)
   t.ok((last.time ?? 0) >= resumedAt, `stamped after the lines before it were taken in (${String(last.time)} >= ${resumedAt})`)
