@@ -69,7 +69,7 @@ t.test('store unreachable: decided by the policy, journaled, replayed once when 
   t.match(after.body, { state: 'standby', since: null, replayBacklog: { count: 0 }, replayed: { applied: 6 } }, 'every stand-in approval replayed, the outage closed')
   t.equal((await inner.getCustomer('USI1'))?.available, 300_000 - 6 * 10_000 - 1, 'the six stand-in approvals (two cards) and the online one debited once')
   const rec = await admin(adminApp, 'GET', `/admin/v1/customers/USI1/decisions/${String(ok.body.transactionReferenceNumber)}`)
-  t.match(rec.body, { code: '00', held: '10000', standIn: true }, 'the record says standIn')
+  t.match(rec.body, { code: '00', debit: 10000, standIn: true }, 'the record says standIn')
   const repeat = await publicApp.inject({ method: 'POST', url: EXTERNAL_AUTH_PATH, headers: platformHeaders(), payload: ok.body })
   t.equal(repeat.json<{ responseCode: string }>().responseCode, '00', 'a repeat after the replay: answered from the store')
   t.equal((await inner.getCustomer('USI1'))?.available, 300_000 - 6 * 10_000 - 1, 'nothing debited twice')
