@@ -16,7 +16,7 @@ t.test(`stand-in simulation on the memory store (seed ${seed}, ${steps} steps)`,
   t.comment(JSON.stringify(r.counts))
   t.same(r.violations, [], `no invariant failed (replay with SIM_SEED=${seed})`)
   t.equal(r.steps, steps)
-  for (const k of ['00 standin', '05 standin', 'kill', 'kill mid-flush', 'store down']) t.ok((r.counts[k] ?? 0) > 0, `${k} happened`)
+  for (const k of ['00 standin', '05 standin', 'kill', 'kill mid-flush', 'store down', 'approved by both instances']) t.ok((r.counts[k] ?? 0) > 0, `${k} happened`)
 })
 
 t.test(`stand-in simulation on Redis (seed ${seed + 1}, ${Math.ceil(steps / 3)} steps)`, async (t) => {

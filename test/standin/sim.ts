@@ -1,9 +1,9 @@
-// A seeded simulation of stand-in (docs/operations/standin.md): the decision pipeline with a stand-in policy over
-// a store that goes down and comes back in phases, with bursts of concurrent requests, repeats and conflicts of
+// A seeded simulation of stand-in (docs/operations/standin.md): the decision pipeline with a stand-in policy on two
+// instances over one store that goes down and comes back in phases, with bursts of concurrent requests, repeats and conflicts of
 // references, deadlines that answer 05 before the journal is flushed, and kills of the process (its unflushed
 // journal lines lost, the next incarnation adopting the rest). After every step, from the answers alone:
 // - standin-within-caps: between two points where the store answers and holds every stand-in approval, the
-//   stand-in approvals of a card and of the instance stay within the policy's caps;
+//   stand-in approvals of a card and of an instance on each instance stay within the policy's caps;
 // - standin-replayed-once: at such a point every reference answered 00 (stand-in or not) is one 00 decision
 //   in the store with one decision.created event, and every balance is its opening less those debits once.
 // The same seed replays the same run.
@@ -79,7 +79,6 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
   const rules = compileRuleFiles([{ name: '10-sim.json', text: JSON.stringify({ rules: [{ id: 'no-gambling-atm', when: { mcc: { eq: '7801' } }, then: { decline: '61' } }] }) }], { timezone: 'UTC' })
   if (!rules.ok) throw new Error('rules refused')
   const log = createLogger('silent')
-  const disk: Line[] = []
   const violations: Violation[] = []
   const counts: Record<string, number> = {}
   const count = (k: string): void => { counts[k] = (counts[k] ?? 0) + 1 }
@@ -91,16 +90,31 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
     await inner.credit(u, OPENING, `open-${u}`)
   }
 
-  let journal = new VolumeJournal(disk)
-  let standIn = new StandIn({ policy, journal, store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
-  standIn.start()
-  const deps = (): DecisionDeps => ({ store: sw.store, rules: () => rules.set, timezone: 'UTC', standIn })
+  // two instances on one store, each with its journal's disk
+  interface Instance { disk: Line[], journal: VolumeJournal, standIn: StandIn }
+  const boot = (disk: Line[]): Instance => {
+    const journal = new VolumeJournal(disk)
+    const standIn = new StandIn({ policy, journal, store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
+    standIn.start()
+    return { disk, journal, standIn }
+  }
+  const instances: Instance[] = [boot([]), boot([])]
+  /** a kill (the lines not flushed are lost, answers not given are never given), then a restart on the same disk */
+  const restart = async (i: number): Promise<void> => {
+    const old = instances[i] as Instance
+    old.journal.kill()
+    await old.standIn.stop()
+    instances[i] = boot(old.disk)
+  }
+  const deps = (i: number): DecisionDeps => ({ store: sw.store, rules: () => rules.set, timezone: 'UTC', standIn: (instances[i] as Instance).standIn })
   let up = true
   let refSeq = 0
   /** every answer given, by urn and reference */
   const answers = new Map<string, { body: AuthRequest, answers: Answer[], approved?: AuthRequest }>()
   /** the stand-in approvals since the last point where the store held them all */
-  let window: Array<{ card: string, amount: number }> = []
+  let windows: Array<Array<{ card: string, amount: number }>> = [[], []]
+  /** the references each instance approved in stand-in in this window (a repeat it answers from its journal counts once) */
+  let approvedHere: Array<Set<string>> = [new Set(), new Set()]
 
   const key = (urn: string, ref: string): string => `${urn}\u0000${ref}`
   const debitOf = (b: AuthRequest): number => Number(b.transactionAmount)
@@ -114,7 +128,7 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
   }) as unknown as AuthRequest
 
   /** one request under its deadline guard; `late` fires the guard before the journal is flushed */
-  const request = (body: AuthRequest, late: boolean): { done: Promise<Answer | null>, expire: () => void } => {
+  const request = (body: AuthRequest, late: boolean, inst: number): { done: Promise<Answer | null>, expire: () => void } => {
     const now = Date.now()
     let answered: ((a: Answer | null) => void) | null = null
     const done = new Promise<Answer | null>((resolve) => { answered = resolve })
@@ -124,7 +138,7 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
       r?.(a)
     }
     const guard = new InFlight(now + 2000, () => { give({ code: '05', standIn: false }) })
-    decide(body, { arrivedAtMs: now, deadlineAtMs: now + 2000, abort: guard }, deps()).then((d) => {
+    decide(body, { arrivedAtMs: now, deadlineAtMs: now + 2000, abort: guard }, deps(inst)).then((d) => {
       if (guard.done) return
       guard.release()
       give({ code: d.code, standIn: d.standIn === true })
@@ -136,23 +150,30 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
     return { done, expire: () => { if (late && !guard.done) guard.expire() } }
   }
 
-  const record = (body: AuthRequest, a: Answer): void => {
+  const record = (body: AuthRequest, a: Answer, inst: number): void => {
     const k = key(body.urn, body.transactionReferenceNumber)
     let e = answers.get(k)
     if (e === undefined) answers.set(k, e = { body, answers: [] })
     e.answers.push(a)
     count(`${a.code}${a.standIn ? ' standin' : ''}`)
     if (a.code !== '00') return
+    if (a.standIn && !(approvedHere[inst] as Set<string>).has(k)) {
+      if ((approvedHere[1 - inst] as Set<string>).has(k)) count('approved by both instances')
+      ;(approvedHere[inst] as Set<string>).add(k);
+      (windows[inst] as Array<{ card: string, amount: number }>).push({ card: `${body.urn}:${body.last4Digits}`, amount: debitOf(body) })
+    }
     if (e.approved === undefined) {
       // the transaction approved under this reference: the first 00's
       e.approved = body
-      if (a.standIn) window.push({ card: `${body.urn}:${body.last4Digits}`, amount: debitOf(body) })
     } else if (debitOf(e.approved) !== debitOf(body)) {
       violations.push({ step: -1, invariant: 'standin-replayed-once', detail: `${body.transactionReferenceNumber} approved for ${debitOf(e.approved)} and again for ${debitOf(body)}` })
     }
   }
 
   const checkCaps = (step: number): void => {
+    windows.forEach((window, inst) => { checkWindow(step, window, inst) })
+  }
+  const checkWindow = (step: number, window: Array<{ card: string, amount: number }>, inst: number): void => {
     const byCard = new Map<string, { n: number, amount: number }>()
     let total = 0
     for (const w of window) {
@@ -161,9 +182,9 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
       total += w.amount
     }
     for (const [card, c] of byCard) {
-      if (c.n > policy.perCard.count || c.amount > policy.perCard.amount) violations.push({ step, invariant: 'standin-within-caps', detail: `card ${card}: ${c.n} approvals, ${c.amount}` })
+      if (c.n > policy.perCard.count || c.amount > policy.perCard.amount) violations.push({ step, invariant: 'standin-within-caps', detail: `instance ${inst}, card ${card}: ${c.n} approvals, ${c.amount}` })
     }
-    if (total > policy.perInstance.amount) violations.push({ step, invariant: 'standin-within-caps', detail: `instance: ${total}` })
+    if (total > policy.perInstance.amount) violations.push({ step, invariant: 'standin-within-caps', detail: `instance ${inst}: ${total}` })
   }
 
   /** the store answers and every stand-in approval is in it: check the books, and start a new caps window */
@@ -187,7 +208,8 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
       const twice = [...byRef].filter(([, n]) => n > 1)
       if (twice.length > 0 || byRef.size !== mine.length) violations.push({ step, invariant: 'standin-replayed-once', detail: `${u}: ${byRef.size} approval events for ${mine.length} approvals${twice.length > 0 ? `, twice: ${twice[0]?.[0] ?? ''}` : ''}` })
     }
-    window = []
+    windows = [[], []]
+    approvedHere = [new Set(), new Set()]
   }
 
   let step = 0
@@ -198,17 +220,12 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
       sw.set(up ? 'up' : 'down')
       count(up ? 'store up' : 'store down')
     } else if (r < 0.17) {
-      // kill: answers not yet given are never given, lines not yet flushed are lost; then a restart
-      journal.kill()
-      await standIn.stop()
-      journal = new VolumeJournal(disk)
-      standIn = new StandIn({ policy, journal, store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
-      standIn.start()
+      await restart(intBetween(rnd, 0, 1))
       count('kill')
     } else {
       // a burst of concurrent requests: new ones, repeats of answered ones, a conflict now and then
       const n = intBetween(rnd, 1, 12)
-      const sent: Array<{ body: AuthRequest, done: Promise<Answer | null>, expire: () => void }> = []
+      const sent: Array<{ body: AuthRequest, inst: number, done: Promise<Answer | null>, expire: () => void }> = []
       // a reference the store declined is not sent again: stand-in cannot know of that decline, and its
       // approval would be an exception of the replay (existing_decline), not a debit; the same for a
       // conflict, sent only while the store answers
@@ -218,40 +235,38 @@ export async function runStandInSim (seed: number, steps: number, makeStore: () 
         const x = rnd()
         if (x < 0.2 && repeatable.length > 0) body = pick(rnd, repeatable).body
         else if (x < 0.23 && repeatable.length > 0 && up) body = { ...pick(rnd, repeatable).body, transactionAmount: '7' }
-        sent.push({ body, ...request(body, rnd() < 0.05) })
+        // a repeat may reach the other instance, which knows nothing of the first answer
+        const inst = intBetween(rnd, 0, 1)
+        sent.push({ body, inst, ...request(body, rnd() < 0.05, inst) })
       }
       // every request answered by the store, or waiting for the journal's flush
       let answered = 0
       for (const x of sent) void x.done.then(() => { answered++ })
-      for (let i = 0; i < 2000 && answered + journal.waiting < sent.length; i++) await new Promise((resolve) => setTimeout(resolve, i < 5 ? 0 : 1))
+      const waiting = (): number => instances.reduce((sum, x) => sum + x.journal.waiting, 0)
+      for (let i = 0; i < 2000 && answered + waiting() < sent.length; i++) await new Promise((resolve) => setTimeout(resolve, i < 5 ? 0 : 1))
       for (const s of sent) s.expire()
-      if (rnd() < 0.05) {
-        // killed before the flush: those waiting are never answered
-        journal.kill()
+      // one instance may be killed before its flush: those waiting on it are never answered
+      const killed = rnd() < 0.05 ? intBetween(rnd, 0, 1) : -1
+      if (killed >= 0) {
+        (instances[killed] as Instance).journal.kill()
         count('kill mid-flush')
-        const given = await Promise.all(sent.map(async (s) => await Promise.race([s.done, Promise.resolve(null)])))
-        sent.forEach((s, i) => { const a = given[i]; if (a != null) record(s.body, a) })
-        await standIn.stop()
-        journal = new VolumeJournal(disk)
-        standIn = new StandIn({ policy, journal, store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
-        standIn.start()
-      } else {
-        journal.flush()
-        const given = await Promise.all(sent.map(async (s) => await s.done))
-        sent.forEach((s, i) => { const a = given[i]; if (a != null) record(s.body, a) })
       }
+      for (const x of instances) x.journal.flush()
+      const given = await Promise.all(sent.map(async (s) => s.inst === killed ? await Promise.race([s.done, Promise.resolve(null)]) : await s.done))
+      sent.forEach((s, i) => { const a = given[i]; if (a != null) record(s.body, a, s.inst) })
+      if (killed >= 0) await restart(killed)
     }
     checkCaps(step)
     if (up) {
-      await standIn.replayNow()
+      for (const x of instances) await x.standIn.replayNow()
       await checkBooks(step)
     }
   }
   if (violations.length === 0) {
     sw.set('up')
-    await standIn.replayNow()
+    for (const x of instances) await x.standIn.replayNow()
     await checkBooks(step)
   }
-  await standIn.stop()
+  for (const x of instances) await x.standIn.stop()
   return { seed, steps: step, violations, counts }
 }
