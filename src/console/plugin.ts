@@ -4,7 +4,7 @@
 // CONSOLE_IDLE_TIMEOUT_MS without a request or on sign-out. Every page and action checks the key's scope on
 // the server, every form carries a CSRF token, and a Content-Security-Policy allows no inline script.
 import { createHash, randomBytes } from 'node:crypto'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import fastifyCsrf from '@fastify/csrf-protection'
@@ -185,5 +185,5 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
   await queuePages(app, opts)
   await auditPages(app, opts)
   await rulesPages(app, opts)
-  await backtestPages(app, opts)
+  await backtestPages(app)
 }

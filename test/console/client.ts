@@ -44,7 +44,10 @@ export class ConsoleClient {
 
   async signIn (key: string): Promise<LightMyRequestResponse> {
     await this.get(`${CONSOLE}/sign-in`)
-    return await this.post(`${CONSOLE}/sign-in`, { key })
+    const res = await this.post(`${CONSOLE}/sign-in`, { key })
+    // the page it lands on, as a browser shows it (and the form token of the new session)
+    if (res.statusCode === 303) await this.follow(res)
+    return res
   }
 }
 

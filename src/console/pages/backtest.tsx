@@ -3,7 +3,7 @@
 // Reading a report changes nothing; the form still carries its token like every form.
 import type { FastifyInstance } from 'fastify'
 import type { VNode } from 'preact'
-import { formatReport, type BacktestReport } from '../../backtest/report.js'
+import { formatReport, type BacktestReport, type Warning } from '../../backtest/report.js'
 import { strictAjv } from '../../strict-ajv.js'
 import { BASE, Csrf, Facts, decisionHref, page, type Viewer } from '../html.js'
 import { minor } from '../words.js'
@@ -40,7 +40,7 @@ const reportSchema = {
     warnings: { type: 'array', items: { type: 'object', required: ['message'], properties: { message: str } } }
   }
 }
-const validReport = strictAjv.compile<BacktestReport>(reportSchema)
+const validReport = strictAjv.compile<Omit<BacktestReport, 'warnings'> & { warnings?: Warning[] }>(reportSchema)
 
 /** The report in `text`, or why it is not one. */
 export function reportOf (text: string): { ok: true, report: BacktestReport } | { ok: false, error: string } {
@@ -127,7 +127,7 @@ function Report ({ r }: { r: BacktestReport }): VNode {
   )
 }
 
-export async function backtestPages (app: FastifyInstance, _opts: unknown): Promise<void> {
+export async function backtestPages (app: FastifyInstance): Promise<void> {
   app.get('/backtest', { config: { scope: 'read' } }, async (request, reply) => {
     const viewer = viewerOf(request)
     return sendHtml(reply, page({ title: 'Backtest report', section: 'backtest', viewer }, (

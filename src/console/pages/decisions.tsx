@@ -112,7 +112,7 @@ async function search (opts: ConsoleOptions, f: SearchForm): Promise<{ items: St
 
 function nextHref (f: SearchForm, cursor: string): string {
   const q = new URLSearchParams()
-  for (const [k, v] of Object.entries(f)) if (k !== 'cursor' && v !== '') q.set(k, v)
+  for (const [k, v] of Object.entries(f) as Array<[string, string]>) if (k !== 'cursor' && v !== '') q.set(k, v)
   q.set('cursor', cursor)
   return `${BASE}/decisions?${q.toString()}`
 }
@@ -179,7 +179,7 @@ async function eventsOf (opts: ConsoleOptions, rec: DecisionRecord): Promise<Eve
 }
 
 function ReverseForm ({ viewer, rec }: { viewer: Viewer, rec: DecisionRecord }): VNode | null {
-  if (!viewer.scopes.has('money:write') || rec.code !== '00' || Number(rec.held) <= 0) return null
+  if (!viewer.scopes.has('money:write') || rec.code !== '00' || rec.reversal !== null || Number(rec.held) <= 0) return null
   return (
     <section aria-labelledby='h-reverse'>
       <h2 id='h-reverse'>Reverse</h2>

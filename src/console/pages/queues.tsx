@@ -1,7 +1,6 @@
 // What waits for an operator, one section each: parked events (re-send), card-lifecycle calls that ended
 // FAILED, and the sections other parts of the service add (ConsoleOptions.queueSections).
 import type { FastifyInstance } from 'fastify'
-import type { VNode } from 'preact'
 import { auditAfterChange, auditContext } from '../../http/admin-auth.js'
 import { BASE, Csrf, ReasonField, customerHref, isoOf, page, type Viewer } from '../html.js'
 import { minor } from '../words.js'

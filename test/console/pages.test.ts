@@ -1,0 +1,137 @@
+// Every console page, as a read key sees it: it answers, says what a code means in words, and shows every value
+// a request, a party, a rule file or an operator wrote as text: the hostile probe never arrives as markup.
+import t from 'tap'
+import { CONSOLE, ConsoleClient, textOf } from './client.js'
+import { KEYS, LAST4, URN, XSS, consoleFixture } from './fixture.js'
+
+/** the probe as markup (a tag that would run) */
+const RAW = /<script>alert|<img src=x/i
+
+t.test('every page answers a read key, and every hostile value is shown as text', async (t) => {
+  const f = await consoleFixture(t)
+  const agent = new ConsoleClient(f.adminApp)
+  await agent.signIn(KEYS.agent.key)
+  await agent.post(`${CONSOLE}/customers/${URN}/credit`, { amount: '10', reference: 'xss-1', reason: `refund ${XSS}` })
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.reader.key)
+  const pages = [
+    `${CONSOLE}/decisions`,
+    `${CONSOLE}/decisions?urn=${URN}`,
+    `${CONSOLE}/decisions?reference=${encodeURIComponent(f.refs.hostile)}`,
+    `${CONSOLE}/decisions/${URN}/${encodeURIComponent(f.refs.hostile)}`,
+    `${CONSOLE}/customers/${URN}`,
+    `${CONSOLE}/queues`,
+    `${CONSOLE}/audit`,
+    `${CONSOLE}/rules`,
+    `${CONSOLE}/backtest`
+  ]
+  for (const url of pages) {
+    const res = await c.get(url)
+    t.equal(res.statusCode, 200, url)
+    t.notMatch(res.body, RAW, `${url}: no probe as markup`)
+    t.match(res.headers['content-type'], 'text/html')
+  }
+  const decision = await c.get(`${CONSOLE}/decisions/${URN}/${encodeURIComponent(f.refs.hostile)}`)
+  t.match(decision.body, '&lt;script>alert(1)&lt;/script>', 'the merchant name shown as text')
+  t.match(textOf(decision.body), `merchantName ${XSS}`)
+  const rules = await c.get(`${CONSOLE}/rules`)
+  t.match(textOf(rules.body), `No gambling ${XSS}`, 'a rule file\'s description shown as text')
+  const audit = await c.get(`${CONSOLE}/audit`)
+  t.match(textOf(audit.body), `refund ${XSS}`, 'an operator\'s reason shown as text')
+  const search = await c.get(`${CONSOLE}/decisions?reference=${encodeURIComponent(XSS)}`)
+  t.notMatch(search.body, RAW, 'a searched value is echoed as text')
+  t.match(search.body, 'value="&lt;script>alert(1)&lt;/script>"')
+})
+
+t.test('a decision says why, in words and the values the check saw', async (t) => {
+  const f = await consoleFixture(t)
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.reader.key)
+  const rule = textOf((await c.get(`${CONSOLE}/decisions/${URN}/${f.refs.rule}`)).body)
+  t.match(rule, 'Answer 05 declined (do not honour)')
+  t.match(rule, 'Reason rule a rule of the rule set declined it')
+  t.match(rule, 'Deciding rule block-gambling')
+  const funds = textOf((await c.get(`${CONSOLE}/decisions/${URN}/${f.refs.funds}`)).body)
+  t.match(funds, 'Answer 51 declined: not enough money')
+  t.match(funds, /Available balance seen 48,050/)
+  const approved = textOf((await c.get(`${CONSOLE}/decisions/${URN}/${f.refs.approved}`)).body)
+  t.match(approved, 'Authorization: answered 00')
+  t.match(approved, 'decision.created in the outbox')
+  const missing = await c.get(`${CONSOLE}/decisions/${URN}/NOPE`)
+  t.equal(missing.statusCode, 404)
+})
+
+t.test('search by code, reason, rule and time, paged newest first', async (t) => {
+  const f = await consoleFixture(t)
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.reader.key)
+  const byRule = textOf((await c.get(`${CONSOLE}/decisions?rule=block-gambling`)).body)
+  t.match(byRule, f.refs.rule)
+  t.notMatch(byRule, f.refs.approved)
+  const byCode = textOf((await c.get(`${CONSOLE}/decisions?code=51`)).body)
+  t.match(byCode, f.refs.funds)
+  t.notMatch(byCode, f.refs.rule)
+  const future = textOf((await c.get(`${CONSOLE}/decisions?from=2099-01-01T00:00`)).body)
+  t.match(future, 'No decision found')
+  const badTime = await c.get(`${CONSOLE}/decisions?from=yesterday`)
+  t.equal(badTime.statusCode, 400)
+  t.match(textOf(badTime.body), 'is not a date and time')
+  for (let i = 0; i < 30; i++) {
+    const { decide } = await import('./fixture.js')
+    await decide(f, { transactionAmount: '1' })
+  }
+  const first = await c.get(`${CONSOLE}/decisions?urn=${URN}`)
+  const next = /href="([^"]+)" rel="next"/.exec(first.body)?.[1]
+  t.ok(next, 'a next page link')
+  const second = await c.get((next ?? '').replace(/&amp;/g, '&'))
+  t.equal(second.statusCode, 200)
+  t.match(textOf(second.body), f.refs.approved, 'the oldest on the second page')
+})
+
+t.test('the backtest viewer shows a report as tables, and refuses what is not one', async (t) => {
+  const f = await consoleFixture(t)
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.reader.key)
+  await c.get(`${CONSOLE}/backtest`)
+  const report = {
+    from: '2026-11-01T00:00:00.000Z', to: '2026-11-02T00:00:00.000Z', decisions: 48,
+    baseline: { reproduced: 47, unreproduced: [{ reference: 'TRN-9', urn: 'U1', recorded: '00', replayed: '65', reason: `window ${XSS}` }] },
+    changes: { approvedToDeclined: { count: 4, amount: 120000 }, declinedToApproved: { count: 11, amount: 5500 } },
+    rules: [{ id: 'atm-watch', in: 'candidate', hits: 9, approvedToDeclined: { count: 4, amount: 120000, samples: ['TRN-1'] }, declinedToApproved: { count: 0, amount: 0, samples: [] } }],
+    changed: [{ reference: 'TRN-1', urn: 'U1', from: '00', to: '05', baselineRule: null, candidateRule: 'atm-watch' }],
+    warnings: []
+  }
+  const res = await f.adminApp.inject({
+    method: 'POST',
+    url: `${CONSOLE}/backtest`,
+    headers: { cookie: c.cookie, 'content-type': 'multipart/form-data; boundary=XyZ' },
+    payload: [
+      '--XyZ', 'Content-Disposition: form-data; name="_csrf"', '', c.csrf,
+      '--XyZ', 'Content-Disposition: form-data; name="file"; filename="report.json"', 'Content-Type: application/json', '', JSON.stringify(report),
+      '--XyZ--', ''
+    ].join('\r\n')
+  })
+  t.equal(res.statusCode, 200)
+  const text = textOf(res.body)
+  t.match(text, 'Approved → declined 4 (amount 120,000)')
+  t.match(text, 'atm-watch candidate 9 4 120,000 0 0 TRN-1')
+  t.match(text, 'changes: approved -> declined 4 (amount 120,000), declined -> approved 11 (amount 5,500)', 'the command\'s own lines')
+  t.notMatch(res.body, RAW)
+  const pasted = await c.post(`${CONSOLE}/backtest`, { json: '{"from": 1}' })
+  t.equal(pasted.statusCode, 400)
+  t.match(textOf(pasted.body), 'This is not a backtest report')
+  const notJson = await c.post(`${CONSOLE}/backtest`, { json: XSS })
+  t.equal(notJson.statusCode, 400)
+  t.notMatch(notJson.body, RAW, 'the pasted text comes back as text')
+})
+
+t.test('queues: a parked event is listed and sent again with a reason', async (t) => {
+  const f = await consoleFixture(t)
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.agent.key)
+  const res = await c.get(`${CONSOLE}/queues`)
+  t.match(textOf(res.body), 'Events are not sent (WEBHOOK_URL is not set)')
+  t.match(textOf(res.body), 'Failed card-lifecycle calls')
+  t.match(res.body, 'id="h-parked-events"')
+  t.ok(LAST4)
+})
