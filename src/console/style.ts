@@ -21,6 +21,9 @@ h2 { font-size: 1.15rem; margin: 1.6rem 0 .6rem; border-bottom: 1px solid var(--
 h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 table { border-collapse: collapse; width: 100%; margin: .3rem 0 1rem; font-size: .92rem; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+td code { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .8rem; }
+td.num, td.nowrap { white-space: nowrap; }
+caption { text-align: left; padding: .2rem 0; }
 th { background: var(--bg); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: .3rem 0 1rem; }
@@ -29,12 +32,16 @@ dl.facts dd { margin: 0; }
 .code { display: inline-block; min-width: 2.2em; text-align: center; font-weight: 700; padding: 0 .3em; border-radius: 4px; background: #ffebe9; color: var(--bad); }
 .code.ok { background: #dafbe1; color: var(--good); }
 .muted { color: var(--muted); }
+.desc { font-weight: 400; }
 .flash { padding: .6rem .8rem; border-radius: 6px; margin: 0 0 1rem; border: 1px solid; }
 .flash.ok { background: #dafbe1; border-color: #4ac26b; }
 .flash.error { background: #ffebe9; border-color: #ff8182; }
 form.inline { display: inline; }
+form.controls { margin: .4rem 0 1rem; padding: .7rem; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; }
+form.controls table { background: #fff; margin: 0 0 .6rem; }
+form.controls td input:not([type=checkbox]) { width: 10rem; }
+form.controls .row { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: flex-end; }
 form.search, form.action { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: flex-end; margin: .4rem 0 1rem; padding: .7rem; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; }
-form.action fieldset { border: 0; margin: 0; padding: 0; display: contents; }
 form label { display: flex; flex-direction: column; font-size: .85rem; gap: .15rem; }
 form label.check { flex-direction: row; align-items: center; gap: .35rem; }
 input, select, textarea, button { font: inherit; }

@@ -50,6 +50,8 @@ export async function consoleFixture (t: Teardown, opts: BuildOptions = {}): Pro
   const hostile = await decide(built, { transactionAmount: '700', merchantName: XSS, merchantId: XSS, terminalId: '"><img src=x onerror=alert(2)>' })
   const rule = await decide(built, { mcc: '7995', transactionAmount: '300' })
   const funds = await decide(built, { transactionAmount: '999999' })
+  // the shadow rule would have declined it (a hit on the rules page); funds decline it
+  await decide(built, { channel: 'ATM', transactionAmount: '150000' })
   if (approved.code !== '00' || hostile.code !== '00' || rule.code !== '05' || funds.code !== '51') throw new Error(`fixture decisions: ${JSON.stringify({ approved, hostile, rule, funds })}`)
   return { ...built, refs: { approved: approved.ref, hostile: hostile.ref, rule: rule.ref, funds: funds.ref } }
 }

@@ -2,7 +2,10 @@
 // a request, a party, a rule file or an operator wrote as text: the hostile probe never arrives as markup.
 import t from 'tap'
 import { CONSOLE, ConsoleClient, textOf } from './client.js'
-import { KEYS, LAST4, URN, XSS, consoleFixture } from './fixture.js'
+import { KEYS, URN, XSS, consoleFixture } from './fixture.js'
+import { buildAdminApp } from '../../src/app.js'
+import type { Relay } from '../../src/events/relay.js'
+import { MemoryStore } from '../../src/store/memory.js'
 
 /** the probe as markup (a tag that would run) */
 const RAW = /<script>alert|<img src=x/i
@@ -125,13 +128,46 @@ t.test('the backtest viewer shows a report as tables, and refuses what is not on
   t.notMatch(notJson.body, RAW, 'the pasted text comes back as text')
 })
 
-t.test('queues: a parked event is listed and sent again with a reason', async (t) => {
+t.test('queues: a parked event is listed and sent again with a reason, audited', async (t) => {
   const f = await consoleFixture(t)
-  const c = new ConsoleClient(f.adminApp)
+  const plain = new ConsoleClient(f.adminApp)
+  await plain.signIn(KEYS.agent.key)
+  t.match(textOf((await plain.get(`${CONSOLE}/queues`)).body), 'Events are not sent (WEBHOOK_URL is not set)')
+  // a relay with one parked event whose receiver takes it on the second try
+  const event = { id: 'evt_7_1795750000000_0', type: 'funds.credited', createdAt: '2026-11-21T09:00:00.000Z', data: { urn: URN, reference: XSS } }
+  let parked = [{ event, parkedAtMs: Date.parse('2026-11-22T09:00:00Z'), attempts: 40, lastError: `HTTP 500 ${XSS}` }]
+  let tries = 0
+  const relay = {
+    parkedEvents: async () => parked,
+    resend: async (id: string) => {
+      if (id !== event.id) return { found: false, ok: false, detail: 'not parked' }
+      tries++
+      if (tries === 1) return { found: true, ok: false, detail: 'HTTP 500' }
+      parked = []
+      return { found: true, ok: true, detail: 'HTTP 200' }
+    }
+  }
+  const app = await buildAdminApp({ ...f.deps, events: relay as unknown as Relay })
+  t.teardown(async () => { await app.close() })
+  const reader = new ConsoleClient(app)
+  await reader.signIn(KEYS.reader.key)
+  const seen = await reader.get(`${CONSOLE}/queues`)
+  t.match(textOf(seen.body), `${event.id} funds.credited ${URN}`)
+  t.notMatch(seen.body, RAW)
+  t.notMatch(seen.body, '/resend"', 'a read key gets no re-send button')
+  const c = new ConsoleClient(app)
   await c.signIn(KEYS.agent.key)
-  const res = await c.get(`${CONSOLE}/queues`)
-  t.match(textOf(res.body), 'Events are not sent (WEBHOOK_URL is not set)')
-  t.match(textOf(res.body), 'Failed card-lifecycle calls')
-  t.match(res.body, 'id="h-parked-events"')
-  t.ok(LAST4)
+  const page = await c.get(`${CONSOLE}/queues`)
+  t.match(page.body, `action="${CONSOLE}/queues/events/${event.id}/resend"`)
+  const first = await c.post(`${CONSOLE}/queues/events/${event.id}/resend`, { reason: 'receiver fixed, try again' })
+  t.match(textOf((await c.follow(first)).body), 'did not take event')
+  const second = await c.post(`${CONSOLE}/queues/events/${event.id}/resend`, { reason: 'receiver really fixed' })
+  const after = textOf((await c.follow(second)).body)
+  t.match(after, `Event ${event.id} delivered`)
+  t.match(after, 'No parked event')
+  const recs = (f.deps.store as MemoryStore).auditRecords().filter((a) => a.route === 'POST /admin/console/queues/events/:id/resend')
+  t.same(recs.map((r) => [r.outcome, r.reason, r.keyId, r.target.id]), [
+    ['failed', 'receiver fixed, try again', KEYS.agent.id, event.id],
+    ['delivered', 'receiver really fixed', KEYS.agent.id, event.id]
+  ])
 })

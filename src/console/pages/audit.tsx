@@ -25,9 +25,9 @@ export function AuditTable ({ items }: { items: AuditRecord[] }): VNode {
       <tbody>
         {items.map((r) => (
           <tr key={r.id}>
-            <td>{new Date(r.atMs).toISOString()}</td>
+            <td><code>{new Date(r.atMs).toISOString()}</code></td>
             <td>{r.keyId}</td>
-            <td>{r.route}</td>
+            <td><code>{r.route}</code></td>
             <td>{Object.entries(r.target).map(([k, v], i) => (
               <span key={k}>{i > 0 ? ', ' : ''}{k}={k === 'urn' ? <a href={customerHref(v)}>{v}</a> : v}</span>
             ))}

@@ -56,27 +56,30 @@ function CardStatusForm ({ viewer, urn, last4, status }: { viewer: Viewer, urn: 
   )
 }
 
-function ControlsForm ({ viewer, urn, last4, controls }: { viewer: Viewer, urn: string, last4: string, controls: CardControls }): VNode | null {
-  if (!viewer.scopes.has('controls:write')) return null
+/** The controls as a table a person with controls:write can edit in place: one row a kind of use. */
+function ControlsForm ({ viewer, urn, last4, controls }: { viewer: Viewer, urn: string, last4: string, controls: CardControls }): VNode {
+  const id = (k: string, f: string): string => `c-${last4}-${k}-${f}`
   return (
-    <form class='action' method='post' action={`${customerHref(urn)}/cards/${last4}/controls`} aria-label={`Change the controls of card ${last4}`}>
+    <form class='controls' method='post' action={`${customerHref(urn)}/cards/${last4}/controls`} aria-label={`Change the controls of card ${last4}`}>
       <Csrf viewer={viewer} />
-      {CONTROL_KINDS.map((k) => (
-        <fieldset key={k}>
-          <legend class='muted'>{k}</legend>
-          <label class='check' for={`c-${last4}-${k}-on`}>
-            <input type='checkbox' id={`c-${last4}-${k}-on`} name={`${k}.enabled`} value='on' checked={controls[k].enabled} /> {k} enabled
-          </label>
-          <label for={`c-${last4}-${k}-p`}>{k} per transaction max
-            <input id={`c-${last4}-${k}-p`} name={`${k}.perTransactionMax`} inputMode='numeric' pattern='[0-9]*' maxLength={15} value={controls[k].perTransactionMax === undefined ? '' : String(controls[k].perTransactionMax)} placeholder='no limit' />
-          </label>
-          <label for={`c-${last4}-${k}-d`}>{k} daily max
-            <input id={`c-${last4}-${k}-d`} name={`${k}.dailyMax`} inputMode='numeric' pattern='[0-9]*' maxLength={15} value={controls[k].dailyMax === undefined ? '' : String(controls[k].dailyMax)} placeholder='no limit' />
-          </label>
-        </fieldset>
-      ))}
-      <ReasonField id={`c-reason-${last4}`} />
-      <button type='submit'>Save controls</button>
+      <table>
+        <caption class='muted'>Controls of card {last4} (amounts in minor units; empty: no limit)</caption>
+        <thead><tr><th scope='col'>Kind of use</th><th scope='col'>Enabled</th><th scope='col'>Per transaction max</th><th scope='col'>Daily max</th></tr></thead>
+        <tbody>
+          {CONTROL_KINDS.map((k) => (
+            <tr key={k}>
+              <th scope='row'>{k}</th>
+              <td><input type='checkbox' id={id(k, 'on')} name={`${k}.enabled`} value='on' checked={controls[k].enabled} aria-label={`${k} enabled`} /></td>
+              <td><input id={id(k, 'p')} name={`${k}.perTransactionMax`} inputMode='numeric' pattern='[0-9]*' maxLength={15} value={controls[k].perTransactionMax === undefined ? '' : String(controls[k].perTransactionMax)} placeholder='no limit' aria-label={`${k} per transaction max`} /></td>
+              <td><input id={id(k, 'd')} name={`${k}.dailyMax`} inputMode='numeric' pattern='[0-9]*' maxLength={15} value={controls[k].dailyMax === undefined ? '' : String(controls[k].dailyMax)} placeholder='no limit' aria-label={`${k} daily max`} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div class='row'>
+        <ReasonField id={`c-reason-${last4}`} />
+        <button type='submit'>Save controls</button>
+      </div>
     </form>
   )
 }
@@ -165,9 +168,10 @@ async function customerPage (opts: ConsoleOptions, viewer: Viewer, c: Customer):
       {cards.map((card) => (
         <section key={card.last4} aria-labelledby={`h-card-${card.last4}`}>
           <h3 id={`h-card-${card.last4}`}>Card ending {card.last4}: <span class='tag'>{card.status}</span></h3>
-          <ControlsTable controls={card.controls} />
           <CardStatusForm viewer={viewer} urn={c.urn} last4={card.last4} status={card.status} />
-          <ControlsForm viewer={viewer} urn={c.urn} last4={card.last4} controls={card.controls} />
+          {viewer.scopes.has('controls:write')
+            ? <ControlsForm viewer={viewer} urn={c.urn} last4={card.last4} controls={card.controls} />
+            : <ControlsTable controls={card.controls} />}
         </section>
       ))}
       <h2>Recent decisions</h2>

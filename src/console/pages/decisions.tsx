@@ -70,7 +70,7 @@ export function DecisionTable ({ items, showUrn = true }: { items: StoredJournal
       <tbody>
         {items.map((e) => (
           <tr key={`${e.urn}/${e.reference}`}>
-            <td>{e.arrivedAt}</td>
+            <td><code>{e.arrivedAt}</code></td>
             <td><a href={decisionHref(e.urn, e.reference)}>{e.reference}</a></td>
             {showUrn && <td><a href={customerHref(e.urn)}>{e.urn}</a></td>}
             <td>{e.last4}</td>

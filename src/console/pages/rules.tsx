@@ -88,7 +88,7 @@ export async function rulesPages (app: FastifyInstance, opts: ConsoleOptions): P
           <tbody>
             {rules.map((r) => (
               <tr key={r.id} id={`rule-${r.id}`}>
-                <th scope='row'>{r.id}{r.description !== '' && <div class='muted'>{r.description}</div>}</th>
+                <th scope='row'>{r.id}{r.description !== '' && <div class='muted desc'>{r.description}</div>}</th>
                 <td>{r.mode === 'shadow' ? <span class='tag'>shadow</span> : 'enforce'}</td>
                 <td><code>{r.when}</code></td>
                 <td><code>{r.limit}</code></td>
