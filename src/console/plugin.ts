@@ -55,6 +55,8 @@ const sha256Hex = (s: string): string => createHash('sha256').update(s).digest('
 export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions): Promise<void> {
   const clock = opts.clock ?? Date.now
   const sessions = new ConsoleSessionStore(opts.idleTimeoutMs, opts.sessionsMax ?? SESSIONS_MAX, clock)
+  // pages, not API: left out of the admin API's OpenAPI document
+  app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } })
 
   await app.register(fastifyHelmet, {
     contentSecurityPolicy: {

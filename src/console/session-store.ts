@@ -1,7 +1,7 @@
 // The console's sessions, kept in this process's memory (a signed-in person stays on one instance: behind a
 // load balancer, sticky sessions or one admin instance). Bounded: a session unused for the idle timeout is
-// gone at the next write, and past `sessionsMax` the least recently used goes first, so abandoned sign-in
-// pages and forgotten tabs cannot grow the heap.
+// gone, and past `sessionsMax` the least recently used goes first, sessions not signed in (a sign-in page's
+// form token) before signed-in ones: loading the sign-in page many times cannot push a signed-in person out.
 import type { SessionStore } from '@fastify/session'
 import type { Session } from 'fastify'
 
@@ -22,8 +22,17 @@ export class ConsoleSessionStore implements SessionStore {
     const now = this.clock()
     this.sessions.delete(id)
     this.sessions.set(id, { session, seenMs: now })
+    // oldest first: the idle ones, then past the bound those not signed in, then the least recently used
     for (const [k, v] of this.sessions) {
-      if (this.sessions.size <= this.sessionsMax && now - v.seenMs < this.idleMs) break
+      if (now - v.seenMs < this.idleMs) break
+      this.sessions.delete(k)
+    }
+    for (const [k, v] of this.sessions) {
+      if (this.sessions.size <= this.sessionsMax) break
+      if (v.session.keyDigest === undefined) this.sessions.delete(k)
+    }
+    for (const [k] of this.sessions) {
+      if (this.sessions.size <= this.sessionsMax) break
       this.sessions.delete(k)
     }
     callback()

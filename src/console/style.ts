@@ -50,6 +50,8 @@ input.reason { min-width: 18rem; }
 textarea { width: 100%; min-height: 12rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
 button { padding: .35rem .9rem; border-radius: 4px; border: 1px solid #1f6feb; background: #0969da; color: #fff; cursor: pointer; }
 button.danger { background: #cf222e; border-color: #a40e26; }
+form.stack { flex-direction: column; align-items: stretch; }
+form.stack button { align-self: flex-start; }
 .actions { display: grid; grid-template-columns: repeat(auto-fit, minmax(330px, 1fr)); gap: .2rem 1rem; }
 .actions h3 { margin-top: .4rem; }
 pre { background: var(--bg); border: 1px solid var(--line); padding: .6rem; overflow-x: auto; font-size: .85rem; }

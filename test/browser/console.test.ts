@@ -18,6 +18,23 @@ import { launch, missingBrowser } from './browser.js'
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/operations/console') : null
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
+/** a backtest report as `extauth rules backtest --json` prints it */
+const REPORT = {
+  from: '2026-11-01T00:00:00.000Z', to: '2026-11-08T00:00:00.000Z', decisions: 48210,
+  baseline: { reproduced: 48209, unreproduced: [{ reference: 'TRN-88120', urn: 'URN0420', recorded: '00', replayed: '65', reason: 'the journal does not reach back to the start of its 24h window' }] },
+  changes: { approvedToDeclined: { count: 4, amount: 120000 }, declinedToApproved: { count: 11, amount: 5500 } },
+  rules: [
+    { id: 'atm-hourly-count', in: 'candidate', hits: 9, approvedToDeclined: { count: 4, amount: 120000, samples: ['TRN-1201', 'TRN-1733'] }, declinedToApproved: { count: 0, amount: 0, samples: [] } },
+    { id: 'block-gambling', in: 'both', hits: 31, approvedToDeclined: { count: 0, amount: 0, samples: [] }, declinedToApproved: { count: 0, amount: 0, samples: [] } },
+    { id: 'ecom-night', in: 'baseline', hits: 11, approvedToDeclined: { count: 0, amount: 0, samples: [] }, declinedToApproved: { count: 11, amount: 5500, samples: ['TRN-3301'] } }
+  ],
+  changed: [
+    { reference: 'TRN-1201', urn: 'URN0007', from: '00', to: '65', baselineRule: null, candidateRule: 'atm-hourly-count' },
+    { reference: 'TRN-3301', urn: 'URN0042', from: '05', to: '00', baselineRule: 'ecom-night', candidateRule: null }
+  ],
+  warnings: []
+}
+
 async function shot (page: Page, name: string): Promise<void> {
   if (SHOTS === null) return
   mkdirSync(SHOTS, { recursive: true })
@@ -163,11 +180,19 @@ async function main (): Promise<void> {
     await page.waitForSelector('.flash.ok')
     t.match(await page.textContent('.flash.ok'), 'Credited 2,500')
     await shot(page, 'customer')
-    for (const path of ['queues', 'rules', 'backtest']) {
+    for (const path of ['queues', 'rules']) {
       await page.goto(`${admin}/admin/console/${path}`)
       t.same(await axeFindings(page), [], `${path}: nothing serious`)
       await shot(page, path)
     }
+    // a backtest report, uploaded as a file
+    await page.goto(`${admin}/admin/console/backtest`)
+    await page.getByLabel('Upload the report file').setInputFiles({ name: 'report.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(REPORT)) })
+    await page.getByRole('button', { name: 'Show' }).click()
+    await page.getByRole('heading', { name: 'Per rule' }).waitFor()
+    t.match(await page.textContent('main'), 'Approved → declined4 (amount 120,000)')
+    t.same(await axeFindings(page), [], 'backtest report: nothing serious')
+    await shot(page, 'backtest')
   })
 
   t.test('a read key sees no action, and a forged POST from its session is refused', async (t) => {

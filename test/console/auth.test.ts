@@ -84,3 +84,12 @@ t.test('sign-in needs the form token, and goes back only to a console page', asy
   const away = await c.post(`${CONSOLE}/sign-in`, { key: ADMIN_TOKEN, next: '//evil.example/x' })
   t.equal(away.headers.location, `${CONSOLE}/decisions`)
 })
+
+t.test('the console is on the admin listener only, and not in the API document', async (t) => {
+  const { adminApp, publicApp } = await build(t)
+  t.equal((await publicApp.inject({ method: 'GET', url: `${CONSOLE}/sign-in` })).statusCode, 404, 'nothing on the public listener')
+  const doc = (await adminApp.inject({ method: 'GET', url: '/admin/openapi.json', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ paths: Record<string, unknown> }>()
+  t.same(Object.keys(doc.paths).filter((p) => p.startsWith(CONSOLE)), [])
+  t.equal((await adminApp.inject({ method: 'GET', url: `${CONSOLE}/sign-in` })).statusCode, 200)
+  t.equal((await adminApp.inject({ method: 'GET', url: '/admin/v1/customers/U1', headers: { cookie: 'extauth_console=whatever' } })).statusCode, 401, 'a console cookie is no key for the API')
+})

@@ -59,7 +59,7 @@ export function reportOf (text: string): { ok: true, report: BacktestReport } | 
 
 function Form ({ viewer, pasted }: { viewer: Viewer, pasted: string }): VNode {
   return (
-    <form class='action' method='post' action={`${BASE}/backtest`} enctype='multipart/form-data' aria-label='Show a backtest report'>
+    <form class='action stack' method='post' action={`${BASE}/backtest`} enctype='multipart/form-data' aria-label='Show a backtest report'>
       <Csrf viewer={viewer} />
       <label for='bt-file'>Upload the report file
         <input id='bt-file' name='file' type='file' accept='application/json,.json' />
