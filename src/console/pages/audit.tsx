@@ -11,6 +11,11 @@ import type { ConsoleOptions } from '../deps.js'
 
 const PAGE_SIZE = 50
 
+/** a target's ids in one order whatever the store kept them in: the customer first, then by name */
+function targetEntries (target: Record<string, string>): Array<[string, string]> {
+  return Object.entries(target).sort(([a], [b]) => (a === 'urn' ? -1 : b === 'urn' ? 1 : a.localeCompare(b)))
+}
+
 function stateText (v: Record<string, unknown> | null): string {
   return v === null ? '-' : JSON.stringify(v)
 }
@@ -28,7 +33,7 @@ export function AuditTable ({ items }: { items: AuditRecord[] }): VNode {
             <td><code>{new Date(r.atMs).toISOString()}</code></td>
             <td>{r.keyId}</td>
             <td><code>{r.route}</code></td>
-            <td>{Object.entries(r.target).map(([k, v], i) => (
+            <td>{targetEntries(r.target).map(([k, v], i) => (
               <span key={k}>{i > 0 ? ', ' : ''}{k}={k === 'urn' ? <a href={customerHref(v)}>{v}</a> : v}</span>
             ))}
             </td>
