@@ -53,6 +53,17 @@ t.test('credit, debit, reverse and card status with a reason, each audited with 
   t.match(textOf((await c.follow(badStatus)).body), 'Choose one of ACTIVE')
   t.equal((await store.getCustomer(URN))?.cards[LAST4], 'BLOCKED')
 
+  const blocked = await c.post(`${customer}/status`, { status: 'BLOCKED', reason: 'fraud team hold' })
+  t.match(textOf((await c.follow(blocked)).body), `Customer ${URN} is now BLOCKED`)
+  t.equal((await store.getCustomer(URN))?.status, 'BLOCKED')
+  const { decide } = await import('./fixture.js')
+  t.equal((await decide(f, { transactionAmount: '10' })).code, '05', 'a blocked customer is declined')
+  await c.post(`${customer}/status`, { status: 'ACTIVE', reason: 'hold lifted' })
+  t.equal((await store.getCustomer(URN))?.status, 'ACTIVE')
+  const ghost = await c.post(`${CONSOLE}/customers/NOBODY/status`, { status: 'ACTIVE', reason: 'typo' })
+  t.match(textOf((await c.follow(ghost)).body), 'Customer not found')
+  t.equal(await store.getCustomer('NOBODY'), null, 'no customer made by a status change')
+
   const cardNumber = await c.post(`${customer}/credit`, { amount: '1', reference: 'c-2', reason: 'card 4111 1111 1111 1111 refund' })
   t.match(textOf((await c.follow(cardNumber)).body), 'looks like it holds a card number')
   t.notOk(audits(store).some((a) => JSON.stringify(a).includes('4111 1111')), 'no card number in the audit')
@@ -125,6 +136,7 @@ t.test('a read key sees no action, and its forged POSTs are refused 403 and audi
     [`${customer}/credit`, { amount: '500', reference: 'forged-1', reason: 'forged' }, 'money:write'],
     [`${customer}/debit`, { amount: '500', reference: 'forged-2', reason: 'forged' }, 'money:write'],
     [`${customer}/cards/${LAST4}/status`, { status: 'BLOCKED', reason: 'forged' }, 'customers:write'],
+    [`${customer}/status`, { status: 'CLOSED', reason: 'forged' }, 'customers:write'],
     [`${customer}/cards/${LAST4}/controls`, { 'POS.enabled': 'on', reason: 'forged' }, 'controls:write'],
     [`${CONSOLE}/decisions/${URN}/${f.refs.approved}/reverse`, { reason: 'forged' }, 'money:write'],
     [`${CONSOLE}/queues/events/evt_1_1_0/resend`, { reason: 'forged' }, 'events'],

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { VNode } from 'preact'
 import { auditContext } from '../../http/admin-auth.js'
-import { CARD_STATUSES, type Customer } from '../../store/types.js'
+import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer } from '../../store/types.js'
 import { CONTROL_KINDS, effectiveControls, type CardControls, type ControlEntries, type ControlEntry, type ControlKind } from '../../domain/controls.js'
 import { parseControls } from '../../controls/validate.js'
 import type { AuditRecord } from '../../domain/audit.js'
@@ -84,6 +84,22 @@ function ControlsForm ({ viewer, urn, last4, controls }: { viewer: Viewer, urn: 
   )
 }
 
+function CustomerStatusForm ({ viewer, c }: { viewer: Viewer, c: Customer }): VNode | null {
+  if (!viewer.scopes.has('customers:write')) return null
+  return (
+    <form class='action' method='post' action={`${customerHref(c.urn)}/status`} aria-label='Customer status'>
+      <Csrf viewer={viewer} />
+      <label for='cs-status'>Customer status
+        <select id='cs-status' name='status'>
+          {CUSTOMER_STATUSES.map((s) => <option key={s} value={s} selected={s === c.status}>{s}</option>)}
+        </select>
+      </label>
+      <ReasonField id='cs-reason' />
+      <button type='submit'>Set status</button>
+    </form>
+  )
+}
+
 function MoneyForm ({ viewer, urn, kind }: { viewer: Viewer, urn: string, kind: 'credit' | 'debit' }): VNode {
   const id = `${kind}-`
   return (
@@ -154,6 +170,7 @@ async function customerPage (opts: ConsoleOptions, viewer: Viewer, c: Customer):
         ['Customer id', c.customerId ?? '-'],
         ['Available', minor(c.available)]
       ]} />
+      <CustomerStatusForm viewer={viewer} c={c} />
       {money && (
         <section aria-labelledby='h-money'>
           <h2 id='h-money'>Money</h2>
@@ -234,7 +251,7 @@ export async function customerPages (app: FastifyInstance, opts: ConsoleOptions)
     const { urn } = request.params
     const c = urnOk(urn) ? await opts.store.getCustomer(urn) : null
     if (c === null) {
-      return sendHtml(reply, page({ title: 'Customer not found', section: 'customers', viewer }, (
+      return sendHtml(reply, page({ title: 'Customer not found', section: 'customers', viewer, flash: takeFlash(request) }, (
         <div><h1>Customer not found</h1><p>There is no customer {urn}.</p><p><a href={`${BASE}/customers`}>Find another</a></p></div>
       )), 404)
     }
@@ -263,6 +280,21 @@ export async function customerPages (app: FastifyInstance, opts: ConsoleOptions)
       return await reply.redirect(customerHref(urn), 303)
     })
   }
+
+  app.post<{ Params: { urn: string } }>('/customers/:urn/status', { config: { scope: 'customers:write' } }, async (request, reply) => {
+    const { urn } = request.params
+    try {
+      const reason = reasonOf(request.body)
+      const status = oneOf(request.body, 'status', CUSTOMER_STATUSES)
+      if (await opts.store.getCustomer(urn) === null) throw new FormError('urn', `There is no customer ${urn}.`)
+      // the admin API's PUT of a customer, status only: one store step with its audit record
+      await opts.store.putCustomer(urn, { status }, { ...auditContext(request), reason })
+      request.session.set('flash', { kind: 'ok', text: `Customer ${urn} is now ${status}.` })
+    } catch (err) {
+      request.session.set('flash', actionFailure(err, request))
+    }
+    return await reply.redirect(customerHref(urn), 303)
+  })
 
   app.post<{ Params: { urn: string, last4: string } }>('/customers/:urn/cards/:last4/status', { config: { scope: 'customers:write' } }, async (request, reply) => {
     const { urn, last4 } = request.params
