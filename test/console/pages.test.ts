@@ -185,3 +185,22 @@ t.test('queues: a parked event is listed and sent again with a reason, audited',
     ['delivered', 'receiver really fixed', KEYS.agent.id, event.id]
   ])
 })
+
+t.test('card-lifecycle records: on the customer page, and a FAILED call in the queue with its status now', async (t) => {
+  const f = await consoleFixture(t)
+  const store = f.deps.store
+  const audit = (route: string, outcome: string, target: Record<string, string>): Promise<unknown> =>
+    store.appendAudit({ id: `a-${route}-${outcome}`, keyId: 'backend-1', route, scope: 'lifecycle', requestId: 'r1', target, outcome, before: null, after: { status: outcome } })
+  await store.createLifecycle('load', 'LOAD-OK-1', { merchantReferenceNo: 'LOAD-OK-1', urn: URN, amount: '5000', status: 'LOADED' })
+  await audit('POST /v1/loads', 'OTP_SENT', { urn: URN, merchantReferenceNo: 'LOAD-OK-1', amount: '5000' })
+  await store.createLifecycle('unload', 'UNL-9', { clientTxnId: 'UNL-9', urn: URN, amount: '1500', status: 'FAILED' })
+  await audit('POST /v1/unloads', 'FAILED', { urn: URN, clientTxnId: 'UNL-9', amount: '1500' })
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.reader.key)
+  const customer = textOf((await c.get(`${CONSOLE}/customers/${URN}`)).body)
+  t.match(customer, 'load LOAD-OK-1 LOADED 5,000 POST /v1/loads')
+  t.match(customer, 'unload UNL-9 FAILED 1,500 POST /v1/unloads')
+  const queues = textOf((await c.get(`${CONSOLE}/queues`)).body)
+  t.match(queues, `unload UNL-9 ${URN} 1,500 FAILED backend-1`)
+  t.notMatch(queues, 'LOAD-OK-1', 'a call that did not fail is not in the queue')
+})

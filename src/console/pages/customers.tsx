@@ -9,14 +9,13 @@ import { auditContext } from '../../http/admin-auth.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer } from '../../store/types.js'
 import { CONTROL_KINDS, effectiveControls, type CardControls, type ControlEntries, type ControlEntry, type ControlKind } from '../../domain/controls.js'
 import { parseControls } from '../../controls/validate.js'
-import type { AuditRecord } from '../../domain/audit.js'
-import type { LifecycleKind } from '../../store/types.js'
 import { BASE, Csrf, Facts, ReasonField, customerHref, page, type Viewer } from '../html.js'
 import { minor } from '../words.js'
 import { FormError, amountField, oneOf, reasonOf, referenceField, text } from '../forms.js'
 import { sendHtml, takeFlash, viewerOf } from '../respond.js'
 import { actionFailure } from '../actions.js'
 import { DecisionTable } from './decisions.js'
+import { lifecycleRows } from '../lifecycle.js'
 import { AuditTable } from './audit.js'
 import type { ConsoleOptions } from '../deps.js'
 
@@ -115,43 +114,6 @@ function MoneyForm ({ viewer, urn, kind }: { viewer: Viewer, urn: string, kind: 
       <button type='submit' class={kind === 'debit' ? 'danger' : ''}>{kind === 'credit' ? 'Credit' : 'Debit'}</button>
     </form>
   )
-}
-
-interface LifecycleRow { kind: LifecycleKind, id: string, status: string, amount: string, route: string, at: string }
-
-/** the lifecycle call an audit record names, as (kind, reference) */
-function lifecycleOf (rec: AuditRecord): { kind: LifecycleKind, id: string } | null {
-  const [method, path = ''] = rec.route.split(' ')
-  if (method !== 'POST') return null
-  const t = rec.target
-  if (path.startsWith('/v1/loads')) {
-    const id = t.merchantReferenceNo ?? t.ref
-    return id === undefined ? null : { kind: 'load', id }
-  }
-  if (path === '/v1/transfers' && t.clientTxnId !== undefined) return { kind: 'transfer', id: t.clientTxnId }
-  if (path === '/v1/unloads' && t.clientTxnId !== undefined) return { kind: 'unload', id: t.clientTxnId }
-  return null
-}
-
-/** The customer's card-lifecycle records, as found through the audit of the calls that made them. */
-async function lifecycleRows (opts: ConsoleOptions, audit: AuditRecord[]): Promise<LifecycleRow[]> {
-  const seen = new Set<string>()
-  const rows: LifecycleRow[] = []
-  for (const rec of audit) {
-    const l = lifecycleOf(rec)
-    if (l === null || seen.has(`${l.kind}:${l.id}`)) continue
-    seen.add(`${l.kind}:${l.id}`)
-    const stored = await opts.store.getLifecycle<Record<string, unknown>>(l.kind, l.id)
-    rows.push({
-      kind: l.kind,
-      id: l.id,
-      status: typeof stored?.status === 'string' ? stored.status : stored === null ? 'no longer kept' : '-',
-      amount: typeof stored?.amount === 'string' ? stored.amount : '',
-      route: rec.route,
-      at: new Date(rec.atMs).toISOString()
-    })
-  }
-  return rows
 }
 
 async function customerPage (opts: ConsoleOptions, viewer: Viewer, c: Customer): Promise<VNode> {

@@ -9,6 +9,7 @@ import { sendHtml, takeFlash, viewerOf } from '../respond.js'
 import { actionFailure } from '../actions.js'
 import type { ConsoleOptions, QueueSection } from '../deps.js'
 import type { AuditRecord } from '../../domain/audit.js'
+import { lifecycleRows } from '../lifecycle.js'
 
 /** the newest audit records read for the failed-calls section */
 const AUDIT_SCAN_MAX = 500
@@ -73,12 +74,14 @@ function failedLifecycleSection (opts: ConsoleOptions): QueueSection {
         cursor = r.nextCursor
       }
       if (failed.length === 0) return <p>No card-lifecycle call ended FAILED among the latest {AUDIT_SCAN_MAX} audit records.</p>
+      const rows = await lifecycleRows(opts, failed)
       return (
         <table>
-          <thead><tr><th scope='col'>At (UTC)</th><th scope='col'>Call</th><th scope='col'>Target</th><th scope='col'>Key</th></tr></thead>
+          <caption class='muted'>Calls answered FAILED (latest first), with each record's status now: a FAILED record waits for someone to check the party's books and settle it</caption>
+          <thead><tr><th scope='col'>Failed at (UTC)</th><th scope='col'>Kind</th><th scope='col'>Reference</th><th scope='col'>Customer</th><th scope='col' class='num'>Amount</th><th scope='col'>Status now</th><th scope='col'>Key</th></tr></thead>
           <tbody>
-            {failed.map((a) => (
-              <tr key={a.id}><td>{isoOf(a.atMs)}</td><td>{a.route}</td><td>{Object.entries(a.target).map(([k, v]) => `${k}=${k === 'amount' ? minor(v) : v}`).join(', ')}</td><td>{a.keyId}</td></tr>
+            {rows.map((l) => (
+              <tr key={`${l.kind}:${l.id}`}><td><code>{l.at}</code></td><td>{l.kind}</td><td>{l.id}</td><td>{l.urn !== '' ? <a href={customerHref(l.urn)}>{l.urn}</a> : '-'}</td><td class='num'>{minor(l.amount)}</td><td>{l.status}</td><td>{l.keyId}</td></tr>
             ))}
           </tbody>
         </table>
