@@ -96,8 +96,9 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
     reply.header('cache-control', 'no-store')
   })
 
-  // who is looking, and may they: every route but the public ones, before its handler
-  app.addHook('preHandler', async (request, reply) => {
+  // who is looking, and may they: every route but the public ones, before its body is read (an upload of
+  // someone not signed in is refused before it is taken in)
+  app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config.consolePublic === true) return
     const digest = request.session.get('keyDigest')
     const holder = typeof digest === 'string' && /^[0-9a-f]{64}$/.test(digest) ? opts.keys.findDigest(Buffer.from(digest, 'hex')) : null

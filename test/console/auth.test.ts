@@ -93,3 +93,17 @@ t.test('the console is on the admin listener only, and not in the API document',
   t.equal((await adminApp.inject({ method: 'GET', url: `${CONSOLE}/sign-in` })).statusCode, 200)
   t.equal((await adminApp.inject({ method: 'GET', url: '/admin/v1/customers/U1', headers: { cookie: 'extauth_console=whatever' } })).statusCode, 401, 'a console cookie is no key for the API')
 })
+
+t.test('an upload from someone not signed in is refused before its body is read', async (t) => {
+  const { adminApp } = await build(t)
+  let parsed = false
+  adminApp.addHook('preValidation', async () => { parsed = true })
+  const res = await adminApp.inject({
+    method: 'POST',
+    url: `${CONSOLE}/backtest`,
+    headers: { 'content-type': 'multipart/form-data; boundary=B' },
+    payload: ['--B', 'Content-Disposition: form-data; name="file"; filename="r.json"', '', 'x'.repeat(1024 * 1024), '--B--', ''].join('\r\n')
+  })
+  t.equal(res.statusCode, 401)
+  t.notOk(parsed, 'refused before the body was parsed')
+})
