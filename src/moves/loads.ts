@@ -10,6 +10,10 @@ import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type Revised } from './recor
 import { refuseClosedReceiver } from './receiver.js'
 import { authorizesSoFar } from './earlier-formats.js'
 
+const PREVIOUSLY_AUTHORIZED_RECONCILE = 'the gateway answered 96 PREVIOUSLY AUTHORIZED to this load\'s only authorize: the card was ' +
+  'charged for an earlier load of this merchantReferenceNo whose record was forgotten; nothing was credited for this one. ' +
+  'Check the customer\'s credits for the earlier charge (reference load:<merchantReferenceNo>) and credit it by hand if missing'
+
 export interface LoadRecord extends Revised {
   merchantReferenceNo: string
   urn: string
@@ -200,8 +204,10 @@ export class LoadService {
         }
         if (a.kind === 'declined' && a.previously === 'authorized' && r.authorizes === 1) {
           // 96 PREVIOUSLY AUTHORIZED to our only authorize: the gateway charged the card for an earlier load of
-          // this merchantReferenceNo (its record forgotten, its credit made then), not for this one
-          return this.answer(await this.save(r, { status: 'DECLINED', upstream: upstreamOf(a) }))
+          // this merchantReferenceNo (its record forgotten), not for this one. Whether that charge was credited
+          // is no longer known here (credited, as a rule; not if the earlier record was forgotten before its
+          // credit): nothing is credited now, and an operator checks
+          return this.answer(await this.save(r, { status: 'FAILED', upstream: upstreamOf(a), reconcile: PREVIOUSLY_AUTHORIZED_RECONCILE }))
         }
         if (a.kind === 'declined' && a.previously !== 'authorized') {
           // a system error, a code outside the table or a non-2xx may come after the issuer approved (91:

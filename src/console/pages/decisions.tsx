@@ -4,7 +4,7 @@
 // A reversal is the one action here (scope money:write).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { VNode } from 'preact'
-import { journalEntryOf, type StoredJournalEntry } from '../../journal/entry.js'
+import { decisionEntryOf, type DecisionEntry } from '../../store/decision-entry.js'
 import { decodeCursor } from '../../journal/source.js'
 import type { DecisionRecord } from '../../store/types.js'
 import { auditContext } from '../../http/admin-auth.js'
@@ -51,12 +51,12 @@ function SearchFormView ({ f }: { f: SearchForm }): VNode {
   )
 }
 
-function deciderOf (e: StoredJournalEntry): string {
+function deciderOf (e: DecisionEntry): string {
   if (e.control !== null) return `control ${e.control.kind} (${e.control.check})`
   return e.ruleId ?? ''
 }
 
-export function DecisionTable ({ items, showUrn = true }: { items: StoredJournalEntry[], showUrn?: boolean }): VNode {
+export function DecisionTable ({ items, showUrn = true }: { items: DecisionEntry[], showUrn?: boolean }): VNode {
   if (items.length === 0) return <p>No decision found.</p>
   return (
     <table>
@@ -86,7 +86,7 @@ export function DecisionTable ({ items, showUrn = true }: { items: StoredJournal
   )
 }
 
-async function search (opts: ConsoleOptions, f: SearchForm): Promise<{ items: StoredJournalEntry[], next: string | null }> {
+async function search (opts: ConsoleOptions, f: SearchForm): Promise<{ items: DecisionEntry[], next: string | null }> {
   const journal = opts.journal
   if (journal === null) throw new FormError('', 'This store keeps no decision journal to search.')
   if (f.reference !== '') {
@@ -118,7 +118,7 @@ function nextHref (f: SearchForm, cursor: string): string {
 }
 
 /** What a decision was decided on, in words and the values the check saw. */
-function Explanation ({ e, rec }: { e: StoredJournalEntry, rec: DecisionRecord }): VNode {
+function Explanation ({ e, rec }: { e: DecisionEntry, rec: DecisionRecord }): VNode {
   const rows: Array<[string, VNode | string]> = [
     ['Answer', <Code key='c' code={e.code} />],
     ['Reason', <span key='r'>{e.reason}<span class='muted'> {reasonText(e.reason)}</span></span>]
@@ -144,7 +144,7 @@ function Explanation ({ e, rec }: { e: StoredJournalEntry, rec: DecisionRecord }
   return <Facts rows={rows} />
 }
 
-function ControlsSeen ({ e }: { e: StoredJournalEntry }): VNode | null {
+function ControlsSeen ({ e }: { e: DecisionEntry }): VNode | null {
   if (e.controls === null || Object.keys(e.controls).length === 0) return null
   return (
     <table>
@@ -200,7 +200,7 @@ export async function decisionPages (app: FastifyInstance, opts: ConsoleOptions)
     const viewer = viewerOf(request)
     const f = searchFormOf(request.query)
     const asked = Object.entries(f).some(([, v]) => v !== '')
-    let result: { items: StoredJournalEntry[], next: string | null } | null = null
+    let result: { items: DecisionEntry[], next: string | null } | null = null
     let error: string | null = null
     try {
       result = await search(opts, f)
@@ -231,7 +231,7 @@ export async function decisionPages (app: FastifyInstance, opts: ConsoleOptions)
         <div><h1>Decision not found</h1><p>No decision {ref} is kept for customer {urn} (unknown, or older than the retention).</p><p><a href={`${BASE}/decisions?reference=${encodeURIComponent(ref)}`}>Search this reference for every customer</a></p></div>
       )), 404)
     }
-    const e = journalEntryOf(rec)
+    const e = decisionEntryOf(rec)
     const customer = await opts.store.getCustomer(urn)
     const events = await eventsOf(opts, rec)
     const req = Object.entries(e.request)
