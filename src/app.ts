@@ -296,6 +296,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     ...(deps.events !== undefined ? { relay: deps.events } : {}),
     metrics: deps.metrics,
     controlDefaults: deps.config.cardControlDefaults,
+    defaultCurrency: deps.config.defaultCurrency,
     idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
     secure: tls !== undefined,
     ...(deps.clock !== undefined ? { clock: deps.clock } : {})

@@ -32,6 +32,8 @@ export interface ConsoleOptions {
   relay?: Relay
   metrics: Metrics
   controlDefaults: CardControls
+  /** DEFAULT_CURRENCY: the currency of a backtest report's amounts, as the command prints them */
+  defaultCurrency: string
   /** CONSOLE_IDLE_TIMEOUT_MS: a session unused this long is over */
   idleTimeoutMs: number
   /** the admin listener speaks HTTPS: the session cookie is Secure */

@@ -188,5 +188,5 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
   await queuePages(app, opts)
   await auditPages(app, opts)
   await rulesPages(app, opts)
-  await backtestPages(app)
+  await backtestPages(app, opts)
 }

@@ -190,7 +190,7 @@ async function main (): Promise<void> {
     await page.getByLabel('Upload the report file').setInputFiles({ name: 'report.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(REPORT)) })
     await page.getByRole('button', { name: 'Show' }).click()
     await page.getByRole('heading', { name: 'Per rule' }).waitFor()
-    t.match(await page.textContent('main'), 'Approved → declined4 (amount 120,000)')
+    t.match(await page.textContent('main'), 'Approved → declined4 (amount 1,200.00 INR)')
     t.same(await axeFindings(page), [], 'backtest report: nothing serious')
     await shot(page, 'backtest')
   })

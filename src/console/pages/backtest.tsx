@@ -4,6 +4,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { VNode } from 'preact'
 import { formatReport, type BacktestReport, type Warning } from '../../backtest/report.js'
+import { moneyWords } from '../../backtest/money-words.js'
+import type { ConsoleOptions } from '../deps.js'
 import { strictAjv } from '../../strict-ajv.js'
 import { BASE, Csrf, Facts, decisionHref, page, type Viewer } from '../html.js'
 import { minor } from '../words.js'
@@ -72,7 +74,8 @@ function Form ({ viewer, pasted }: { viewer: Viewer, pasted: string }): VNode {
   )
 }
 
-function Report ({ r }: { r: BacktestReport }): VNode {
+function Report ({ r, currency }: { r: BacktestReport, currency: string }): VNode {
+  const money = (v: number): string => moneyWords(v, currency)
   const a = r.changes.approvedToDeclined
   const d = r.changes.declinedToApproved
   return (
@@ -81,8 +84,8 @@ function Report ({ r }: { r: BacktestReport }): VNode {
       <Facts rows={[
         ['Decisions replayed', minor(r.decisions)],
         ['Baseline reproduced', `${minor(r.baseline.reproduced)} reproduced, ${minor(r.baseline.unreproduced.length)} not reproduced`],
-        ['Approved → declined', `${minor(a.count)} (amount ${minor(a.amount)})`],
-        ['Declined → approved', `${minor(d.count)} (amount ${minor(d.amount)})`]
+        ['Approved → declined', `${minor(a.count)} (amount ${money(a.amount)})`],
+        ['Declined → approved', `${minor(d.count)} (amount ${money(d.amount)})`]
       ]} />
       {r.warnings.map((w, i) => <p key={i} class='flash error'>Warning: {w.message}</p>)}
       <h3>Per rule</h3>
@@ -92,8 +95,8 @@ function Report ({ r }: { r: BacktestReport }): VNode {
           {r.rules.map((x) => (
             <tr key={`${x.id}/${x.in}`}>
               <th scope='row'>{x.id}</th><td>{x.in}</td><td class='num'>{minor(x.hits)}</td>
-              <td class='num'>{minor(x.approvedToDeclined.count)}</td><td class='num'>{minor(x.approvedToDeclined.amount)}</td>
-              <td class='num'>{minor(x.declinedToApproved.count)}</td><td class='num'>{minor(x.declinedToApproved.amount)}</td>
+              <td class='num'>{minor(x.approvedToDeclined.count)}</td><td class='num'>{money(x.approvedToDeclined.amount)}</td>
+              <td class='num'>{minor(x.declinedToApproved.count)}</td><td class='num'>{money(x.declinedToApproved.amount)}</td>
               <td>{[...x.approvedToDeclined.samples, ...x.declinedToApproved.samples].join(', ')}</td>
             </tr>
           ))}
@@ -122,18 +125,18 @@ function Report ({ r }: { r: BacktestReport }): VNode {
           </table>
           )}
       <h3>As the command prints it</h3>
-      <pre>{formatReport(r, { baselineLabel: 'as recorded in the report', candidateLabel: 'as in the report' }).join('\n')}</pre>
+      <pre>{formatReport(r, { baselineLabel: 'as recorded in the report', candidateLabel: 'as in the report', currency }).join('\n')}</pre>
     </div>
   )
 }
 
-export async function backtestPages (app: FastifyInstance): Promise<void> {
+export async function backtestPages (app: FastifyInstance, opts: ConsoleOptions): Promise<void> {
   app.get('/backtest', { config: { scope: 'read' } }, async (request, reply) => {
     const viewer = viewerOf(request)
     return sendHtml(reply, page({ title: 'Backtest report', section: 'backtest', viewer }, (
       <div>
         <h1>Backtest report</h1>
-        <p class='muted'>Show the JSON of <code>extauth rules backtest --json</code> as tables: what a candidate rule set would change. Nothing is stored.</p>
+        <p class='muted'>Show the JSON of <code>extauth rules backtest --json</code> as tables: what a candidate rule set would change (amounts in DEFAULT_CURRENCY {opts.defaultCurrency}, as the command prints them). Nothing is stored.</p>
         <Form viewer={viewer} pasted='' />
       </div>
     )))
@@ -149,7 +152,7 @@ export async function backtestPages (app: FastifyInstance): Promise<void> {
     return sendHtml(reply, page({ title: 'Backtest report', section: 'backtest', viewer, flash: r.ok ? null : { kind: 'error', text: r.error } }, (
       <div>
         <h1>Backtest report</h1>
-        {r.ok && <Report r={r.report} />}
+        {r.ok && <Report r={r.report} currency={opts.defaultCurrency} />}
         <h2>Another report</h2>
         <Form viewer={viewer} pasted={r.ok ? '' : pasted.slice(0, 100_000)} />
       </div>
