@@ -33,6 +33,7 @@ import { strictBodies } from './strict-ajv.js'
 import type { StandIn } from './standin/stand-in.js'
 import { standInRoutes } from './http/standin-routes.js'
 import { consolePlugin } from './console/plugin.js'
+import { standInSection } from './console/standin-section.js'
 import { API_ERRORS, errorBody } from './errors.js'
 
 export interface AppDeps {
@@ -303,6 +304,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     audit: auditTrailFor(deps.store),
     ...(deps.events !== undefined ? { relay: deps.events } : {}),
     metrics: deps.metrics,
+    ...(deps.standIn !== undefined ? { queueSections: [standInSection(deps.standIn)] } : {}),
     controlDefaults: deps.config.cardControlDefaults,
     defaultCurrency: deps.config.defaultCurrency,
     idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
