@@ -15,6 +15,7 @@ import {
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
+import { holdTtlMs } from '../settlement/hold-ttl.js'
 import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, fcallRefused, functionsUnavailable } from './functions.js'
 
@@ -106,7 +107,7 @@ function writableNow (client: Client): boolean {
  * script checks before it writes) → ERR_STORE_NOT_DONE; anything else (timeout, connection lost while
  * waiting) → ERR_STORE_OUTCOME_UNKNOWN. A failed assertion in a script is a programmer error and stays one.
  */
-async function send<T> (client: Client, call: () => Promise<T>): Promise<T> {
+export async function send<T> (client: Client, call: () => Promise<T>): Promise<T> {
   if (!writableNow(client)) throw new ERR_STORE_NOT_DONE(`redis is ${client.status}`)
   try {
     return await call()
@@ -316,13 +317,13 @@ export class RedisStore implements Store {
       String(4 + limitKeys.length + controlKeys.length),
       k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
-      String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
+      String(input.nowMs), String(deadlineAtMs), String(Math.ceil(holdTtlMs(decisionTtlMs(this.retentionMs, input.limits), input, this.retentionMs) / 1000)), this.streamMaxLenArg,
       input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
       this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '',
       this.compact ? '' : JSON.stringify(input.meta),
       String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
       limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
-      eventOwnPart(input)
+      eventOwnPart(input), input.holdExpiresAtMs === undefined ? '' : String(input.holdExpiresAtMs)
     ]
     for (const l of input.limits) args.push(`${l.mode}|${l.measure}|${l.windowStartMs}|${l.retainMs}|${l.max}|${l.code}|${l.ruleId}`)
     for (const d of controls) args.push(defaultArgs(d).join('|'))
@@ -453,6 +454,7 @@ export class RedisStore implements Store {
       customerId: cust.customerId ?? null,
       status: cust.status as CustomerStatus,
       available: Number(cust.available ?? '0'),
+      held: Number(cust.held ?? '0'),
       cards: cards as Record<string, CardStatus>
     }
   }

@@ -35,6 +35,8 @@ export interface AuthorizeInput {
   meta: DecisionMeta
   /** the card controls that apply, checked after customer/card state and before the rules' decline; absent: none */
   controls?: ControlsInput
+  /** SETTLEMENT_MODE=holds: an approval is a hold that expires then (epoch ms); absent: a 00 is final */
+  holdExpiresAtMs?: number
 }
 
 export interface DecisionMeta {
@@ -154,6 +156,8 @@ export interface Customer {
   status: CustomerStatus
   /** integer minor units */
   available: number
+  /** open authorization holds (SETTLEMENT_MODE=holds); the ledger (posted) is available + held */
+  held: number
   cards: Record<string, CardStatus>
 }
 
