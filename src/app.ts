@@ -31,6 +31,7 @@ import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
 import { strictBodies } from './strict-ajv.js'
 import { API_ERRORS, errorBody } from './errors.js'
+import { holdExpiryFor, settlementRoutes } from './http/settlement-routes.js'
 
 export interface AppDeps {
   config: Config
@@ -107,6 +108,7 @@ async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: Ans
       clock,
       compensator: deps.compensator,
       controlDefaults: config.cardControlDefaults,
+      ...(config.settlement?.mode === 'holds' ? { holdExpiry: holdExpiryFor(config.settlement) } : {}),
       ...(deps.risk !== undefined ? { risk: deps.risk } : {})
     }
   })
@@ -274,6 +276,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await eventsRoutes(scope, { store: deps.store, ...(deps.events !== undefined ? { relay: deps.events } : {}) })
     const journal = journalFor(deps.store)
     if (journal !== null) await journalRoutes(scope, { journal })
+    await settlementRoutes(scope, { store: deps.store, maps: deps.config.settlement?.maps ?? {}, registry: deps.metrics.registry })
     const trail = auditTrailFor(deps.store)
     if (trail !== null) await auditRoutes(scope, { trail })
     // the API reference and its files: read scope

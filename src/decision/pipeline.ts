@@ -50,6 +50,8 @@ export interface DecisionDeps {
   compensator?: Compensator
   /** the program's default card controls (CARD_CONTROLS_FILE); without: every kind enabled, no limit */
   controlDefaults?: CardControls
+  /** SETTLEMENT_MODE=holds: when an approval of this MCC made now expires (src/settlement/config.ts); absent or undefined: final */
+  holdExpiry?: (mcc: string | undefined, nowMs: number) => number | undefined
 }
 
 export interface DecideContext {
@@ -106,6 +108,11 @@ function requestFields (req: AuthRequest): Record<string, string> {
   return out
 }
 
+function holdOf (deps: DecisionDeps, mcc: string | undefined, nowMs: number): { holdExpiresAtMs?: number } {
+  const at = deps.holdExpiry?.(mcc, nowMs)
+  return at === undefined ? {} : { holdExpiresAtMs: at }
+}
+
 export async function decide (req: AuthRequest, ctx: DecideContext, deps: DecisionDeps): Promise<Decision> {
   const clock = deps.clock ?? Date.now
   const rules = deps.rules()
@@ -137,6 +144,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     decline: ev.decline,
     limits: ev.limits,
     controls: controlsInputFor(req.channel, facts.crossBorder === true, { nowMs: ctx.arrivedAtMs, timezone: deps.timezone, defaults: deps.controlDefaults }),
+    ...holdOf(deps, req.mcc, ctx.arrivedAtMs),
     meta: {
       rulesVersion: rules.version,
       shadowHits: ev.shadowHits,

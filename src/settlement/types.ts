@@ -113,7 +113,8 @@ export interface StatementReport extends StatementHeader {
   /** postings whose platformId was applied with other content */
   conflicts: number
   outcomes: Partial<Record<Outcome, { count: number, amount: string }>>
-  exceptions: string[]
+  /** the exceptions its postings opened (GET /admin/v1/reconciliation/exceptions lists them) */
+  exceptions: number
   importedAtMs: number
 }
 

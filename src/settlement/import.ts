@@ -1,0 +1,109 @@
+// Imports a statement: the whole file checked first (nothing applied on any bad line), then each posting
+// applied once by platformId, a bounded number in flight. Two passes over the file: memory stays bounded
+// whatever its length (the platformIds seen, for duplicates within the file, are the one set kept).
+import type { Store } from '../store/types.js'
+import { readCsv, readExtauthV1, type StatementItem } from './statement-reader.js'
+import type { StatementMap } from './statement-maps.js'
+import { lifecycleVerdict } from './lifecycle-match.js'
+import { LIFECYCLE_POSTINGS, type Outcome, type PostingResult, type SettlementStore, type StatementHeader, type StatementReport } from './types.js'
+
+export interface LineError { line: number, error: string }
+
+export interface ImportOptions {
+  store: Store
+  settlement: SettlementStore
+  file: string
+  /** a named map (STATEMENT_MAPS_FILE) for another layout; absent: extauth-v1 */
+  map?: StatementMap
+  /** a mapped file's statement: its id, period and completeness (extauth-v1 carries its own) */
+  header?: Partial<StatementHeader>
+  dryRun?: boolean
+  /** postings in flight at most */
+  inFlightMax?: number
+  clock?: () => number
+  /** each applied posting's outcome (the metrics) */
+  onPosting?: (r: PostingResult, amount: number) => void
+}
+
+export type ImportResult =
+  | { ok: false, errors: LineError[], lines: number }
+  | { ok: true, dryRun: boolean, report: StatementReport }
+
+/** the first errors are named; the rest counted */
+export const LINE_ERRORS_MAX = 100
+
+function items (o: ImportOptions, header: StatementHeader): AsyncGenerator<StatementItem> {
+  return o.map === undefined ? readExtauthV1(o.file) : readCsv(o.file, o.map, header)
+}
+
+/** the header a mapped file's statement gets where the caller gave none: its id from the file's contents' time span */
+function mappedHeader (h: Partial<StatementHeader>): StatementHeader {
+  return { id: h.id ?? '', from: h.from ?? '', to: h.to ?? '', complete: h.complete ?? false }
+}
+
+export async function importStatement (o: ImportOptions): Promise<ImportResult> {
+  const errors: LineError[] = []
+  let errorCount = 0
+  const bad = (line: number, error: string): void => {
+    errorCount++
+    if (errors.length < LINE_ERRORS_MAX) errors.push({ line, error })
+  }
+  let header: StatementHeader | null = o.map === undefined ? null : mappedHeader(o.header ?? {})
+  if (header !== null && header.id === '') bad(0, 'a mapped statement needs its id (--id, or ?id=)')
+  let lines = 0
+  let minPosted = ''
+  let maxPosted = ''
+  const seen = new Set<string>()
+  for await (const it of items(o, header ?? mappedHeader({}))) {
+    if ('header' in it) { if (o.map === undefined) header = it.header; continue }
+    lines++
+    if ('error' in it) { bad(it.line, it.error); continue }
+    const p = it.posting
+    if (seen.has(p.platformId)) bad(it.line, `platformId ${p.platformId} appears twice in this statement`)
+    seen.add(p.platformId)
+    if (minPosted === '' || p.postedAt < minPosted) minPosted = p.postedAt
+    if (maxPosted === '' || p.postedAt > maxPosted) maxPosted = p.postedAt
+  }
+  seen.clear()
+  if (errorCount > LINE_ERRORS_MAX) errors.push({ line: 0, error: `${errorCount - LINE_ERRORS_MAX} more bad lines` })
+  if (errorCount > 0 || header === null) return { ok: false, errors: errors.length > 0 ? errors : [{ line: 1, error: 'no statement header' }], lines }
+  if (header.from === '') header.from = minPosted
+  if (header.to === '') header.to = maxPosted
+
+  const report: StatementReport = {
+    ...header, lines, applied: 0, duplicates: 0, conflicts: 0, outcomes: {}, exceptions: 0, importedAtMs: (o.clock ?? Date.now)()
+  }
+  if (o.dryRun === true) return { ok: true, dryRun: true, report }
+  const count = (outcome: Outcome, amount: number): void => {
+    const c = report.outcomes[outcome] ??= { count: 0, amount: '0' }
+    c.count++
+    c.amount = String(Number(c.amount) + amount)
+  }
+  const id = header.id
+  const inFlightMax = o.inFlightMax ?? 32
+  const inFlight = new Set<Promise<void>>()
+  let failure: unknown = null
+  for await (const it of items(o, header)) {
+    if (!('posting' in it)) continue
+    const p = it.posting
+    const one = (async () => {
+      const verdict = LIFECYCLE_POSTINGS.has(p.type) ? await lifecycleVerdict(o.store, p) : null
+      const r = await o.settlement.applyPosting(p, id, verdict)
+      o.onPosting?.(r, p.amount)
+      if (r.status === 'conflict') { report.conflicts++; return }
+      if (r.status === 'replayed' && r.statementId !== id) { report.duplicates++; return }
+      report.applied++
+      count(r.outcome, p.amount)
+      report.exceptions += r.exceptions.length
+    })().catch((err: unknown) => { failure ??= err })
+    inFlight.add(one)
+    void one.finally(() => inFlight.delete(one))
+    if (inFlight.size >= inFlightMax) await Promise.race(inFlight)
+    if (failure !== null) break
+  }
+  await Promise.all(inFlight)
+  // a failure part way (the store gone): what was applied stays applied once; importing again finishes the job
+  if (failure !== null) throw failure instanceof Error ? failure : new Error(String(failure))
+  await o.settlement.putStatement(report)
+  return { ok: true, dryRun: false, report }
+}
