@@ -20,6 +20,9 @@ import { UnloadService } from './moves/unloads.js'
 import { PreAuthService } from './moves/preauths.js'
 import { riskLookupFrom } from './decision/risk-lookup.js'
 import { startEvents } from './events/start.js'
+import { settlementFor } from './settlement/for-store.js'
+import { settlementMetrics } from './settlement/metrics.js'
+import { expiryIntervalMs, startExpiry } from './settlement/expiry.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
@@ -116,6 +119,14 @@ export async function createServices (config: Config, log: Logger, opts: { store
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
   const events = startEvents(config, store, metrics, log)
   compensator.recover()
+  // every instance expires due holds (a hold expires once whichever runs it); also after a switch back to final
+  const settlement = settlementFor(store, { ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}), auditRetentionMs: config.auditRetentionMs })
+  const holdsExpired = settlementMetrics(metrics.registry, () => settlement).holdsExpired
+  const expiry = startExpiry(settlement, {
+    intervalMs: expiryIntervalMs(config.settlement?.holdExpiryMs),
+    onExpired: (n) => { holdsExpired.inc(n); log.info({ expired: n }, 'authorization holds expired') },
+    onError: (err) => { log.warn({ err: err.message }, 'hold expiry failed; the next run tries again') }
+  })
   const shutdown = { started: false }
   watchHealth(metrics, {
     ...(store.kind === 'redis' ? { redisUp: () => store.ready() } : {}),
@@ -154,6 +165,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
       loadedAt: () => rulesManager.loadedAt
     },
     close: async () => {
+      expiry.stop()
       rulesManager.close()
       await compensator.drain(Math.min(config.graceMs, 5000))
       await events?.stop()

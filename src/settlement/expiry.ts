@@ -8,6 +8,11 @@ export const EXPIRY_BATCH = 200
 /** how often each instance looks for due holds */
 export const EXPIRY_INTERVAL_MS_DEFAULT = 5000
 
+/** how often to look: every 5 s, more often for holds shorter than that (HOLD_EXPIRY=5s in a demo) */
+export function expiryIntervalMs (holdExpiryMs: number | undefined): number {
+  return Math.max(1000, Math.min(EXPIRY_INTERVAL_MS_DEFAULT, Math.floor((holdExpiryMs ?? EXPIRY_INTERVAL_MS_DEFAULT) / 5)))
+}
+
 /** Expires every hold due at asOfMs; returns how many this call expired. */
 export async function expireDue (settlement: SettlementStore, asOfMs: number, batch = EXPIRY_BATCH): Promise<number> {
   let expired = 0

@@ -11,7 +11,12 @@ export interface SettlementMetrics {
 /** the most open exceptions a scrape reads; past it the figures say "at least" */
 const SCRAPE_EXCEPTIONS_MAX = 100_000
 
+const made = new WeakMap<Registry, SettlementMetrics>()
+
+/** the settlement's metrics on this registry, made once */
 export function settlementMetrics (registry: Registry, settlement: () => SettlementStore | null, clock: () => number = Date.now): SettlementMetrics {
+  const kept = made.get(registry)
+  if (kept !== undefined) return kept
   const postings = new Counter({ name: 'extauth_settlement_postings_total', help: 'statement postings applied, by outcome', labelNames: ['outcome'], registers: [registry] })
   for (const o of OUTCOMES) postings.inc({ outcome: o }, 0)
   const holdsExpired = new Counter({ name: 'extauth_holds_expired_total', help: 'authorization holds released by expiry', registers: [registry] })
@@ -44,5 +49,7 @@ export function settlementMetrics (registry: Registry, settlement: () => Settlem
       this.set(oldestAt === null ? 0 : Math.max(0, (clock() - oldestAt) / 1000))
     }
   })
-  return { postings, holdsExpired }
+  const m = { postings, holdsExpired }
+  made.set(registry, m)
+  return m
 }

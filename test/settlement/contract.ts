@@ -204,7 +204,7 @@ export function settlementContract (t: Test, make: MakeStore): void {
     const again = await resolveException(store, s, id, { action: 'accept', reason: 'again' }, 'k1')
     t.equal(again.replayed, true)
     t.same(await balances(store, urn), { available: 1400, held: 0, ledger: 1400 }, 'accepted once')
-    await t.rejects(resolveException(store, s, id, { action: 'writeOff', reason: 'other' }, 'k1'), { word: 'ALREADY_RESOLVED' })
+    await t.rejects(resolveException(store, s, id, { action: 'writeOff', reason: 'other' }, 'k1'), { code: 'EXTAUTH_ERR_ALREADY_RESOLVED' })
   })
 
   t.test('unmatched: a line for no customer here is an exception and moves nothing', async (t) => {
