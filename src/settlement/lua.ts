@@ -183,7 +183,7 @@ redis.call('SET', KEYS[4], cjson.encode({ f = ARGV[11], o = outcome, s = ARGV[7]
 local availText = ''
 if available then availText = fmt(available) end
 emit(stream, backlog, 'settlement.posted', urn, {
-  platformId = pid, statementId = ARGV[7], type = ptype, outcome = outcome, reference = ref, amount = ARGV[6],
+  platformId = pid, statementId = ARGV[7], postingType = ptype, outcome = outcome, reference = ref, amount = ARGV[6],
   postedAt = ARGV[8], available = availText, held = redis.call('HGET', KEYS[1], 'held') or '0'
 })
 return {'OK', outcome, ARGV[7], cjson.encode(exceptions), availText}

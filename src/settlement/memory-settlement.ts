@@ -160,7 +160,7 @@ export class MemorySettlement implements SettlementStore {
     }
     this.postings.set(pkey, { value: { f: fingerprint, o: outcome, s: statementId, x: exceptions }, expiresAtMs: now + POSTING_RETENTION_MS })
     this.s.emit(p.urn, 'settlement.posted', {
-      platformId: p.platformId, statementId, type: p.type, outcome, reference: p.reference, amount: String(amt),
+      platformId: p.platformId, statementId, postingType: p.type, outcome, reference: p.reference, amount: String(amt),
       postedAt: p.postedAt, available: available === null ? '' : String(available), held: String(cust?.held ?? 0)
     })
     return { status: 'applied', outcome, statementId, exceptions, available }
