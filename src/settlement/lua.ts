@@ -148,16 +148,20 @@ elseif ptype == 'purchase' then
 elseif ptype == 'reversal' then
   outcome = 'reversal'
   local raw = redis.call('GET', KEYS[2])
-  local rel = 0
+  -- what the authorization still holds is released; beyond it, money back only for what was posted (a
+  -- reversal of an expired or never posted authorization has nothing more to give back)
+  local rel, credit = 0, amt
   if raw then
     local rec = decodeRecord(raw, KEYS[2], urn, ref, recordLast4(raw))
     if rec.code == '00' then
       rel = tonumber(rec.held)
       if rel > amt then rel = amt end
       if rel > 0 then settleRecord(rec, KEYS[2], KEYS[1], stream, rel, 0) end
+      credit = 0
+      if tonumber(readState(tag, tailOf(KEYS[2])).cl or '0') > 0 then credit = amt - rel end
     end
   end
-  delta = amt
+  delta = rel + credit
 elseif ptype == 'refund' or ptype == 'adjustment' then
   outcome = ptype
   delta = amt

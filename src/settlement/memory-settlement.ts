@@ -136,11 +136,15 @@ export class MemorySettlement implements SettlementStore {
       outcome = 'reversal'
       const key = this.s.keys.decision(p.urn, p.reference)
       const rec = this.s.getRecord(key)
+      // what it still holds is released; beyond it, money back only for what was posted
+      let rel = 0
+      let credit = amt
       if (rec?.code === '00') {
-        const rel = Math.min(Number(rec.held), amt)
+        rel = Math.min(Number(rec.held), amt)
         if (rel > 0) this.settleRecord(key, rec, cust, rel, 0)
+        credit = this.stateOf(key).cl > 0 ? amt - rel : 0
       }
-      delta = amt
+      delta = rel + credit
     } else if (p.type === 'refund' || p.type === 'adjustment') {
       outcome = p.type; delta = amt
     } else if (p.type === 'fee') {
