@@ -77,7 +77,8 @@ end
  * ARGV[14] for a mismatch, what accepting the platform's line moves: signed amount (+ credit) ARGV[15] its detail
  * Returns {status 'OK'|'REPLAY'|'CONFLICT', outcome, statement id, exception ids JSON, available or ''}
  */
-export const POSTING_LUA = COMMON + RECORDS + LIMITS + SETTLEMENT + `
+export const POSTING_DEFINITIONS = COMMON + RECORDS + LIMITS + SETTLEMENT
+export const POSTING_BODY = `
 callStart()
 local prior = redis.call('GET', KEYS[4])
 if prior then
@@ -192,6 +193,7 @@ emit(stream, backlog, 'settlement.posted', urn, {
 })
 return {'OK', outcome, ARGV[7], cjson.encode(exceptions), availText}
 `
+export const POSTING_LUA = POSTING_DEFINITIONS + POSTING_BODY
 
 /**
  * Expires a bucket's holds due at ARGV[1]: each taken off the index and released in this one step, so that

@@ -1,5 +1,7 @@
 // The settlement on Redis: the scripts of lua.ts, each on one bucket's slot.
-import type { Redis, Cluster } from 'ioredis'
+import { Cluster, ReplyError, type Redis } from 'ioredis'
+import { fcallRefused, functionsUnavailable } from '../store/functions.js'
+import { POSTING_FUNCTION, POSTING_LIBRARY } from './functions.js'
 import { bucketOf, part } from '../store/keys.js'
 import { send, type RedisStore } from '../store/redis.js'
 import { backlogPerBucket, BUCKETS_FOR_SETTLEMENT, EVENTS_BACKLOG_MAX_DEFAULT, AUDIT_RETENTION_MS_DEFAULT } from './store-constants.js'
@@ -30,6 +32,9 @@ export class RedisSettlement implements SettlementStore {
   private readonly cmd: Commands
   private readonly backlog: string
   private readonly auditKeepS: string
+  /** the posting function: null until loaded (or to load again), false where Redis will not (EVALSHA) */
+  private functions: boolean | null = null
+  private loading: Promise<void> | null = null
 
   constructor (private readonly store: RedisStore, opts: RedisSettlementOptions = {}) {
     this.client = store.client
@@ -48,11 +53,12 @@ export class RedisSettlement implements SettlementStore {
   async applyPosting (p: Posting, statementId: string, lifecycle: LifecycleVerdict | null): Promise<PostingResult> {
     const bucket = bucketOf(p.urn)
     const k = this.store.keys
-    const out = await send(this.client, async () => await this.cmd.extauthPosting(
+    const args = [
       k.customer(p.urn), k.decision(p.urn, p.reference), this.stream(bucket), `${this.tag(bucket)}:p:${part(p.platformId)}`,
       p.platformId, p.type, p.reference, p.urn, p.last4, String(p.amount), statementId, p.postedAt, this.backlog,
       String(POSTING_RETENTION_MS / 1000), postingFingerprint(p), String(bucket),
-      lifecycle === null ? '' : lifecycle.matched ? 'matched' : 'mismatch', String(lifecycle?.acceptDelta ?? 0), lifecycle?.detail ?? '')) as [string, string, string, string, string]
+      lifecycle === null ? '' : lifecycle.matched ? 'matched' : 'mismatch', String(lifecycle?.acceptDelta ?? 0), lifecycle?.detail ?? '']
+    const out = await send(this.client, async () => await this.postingCall(args)) as [string, string, string, string, string]
     this.store.onEvent?.(bucket)
     const [status, outcome, sid, x, available] = out
     return {
@@ -62,6 +68,33 @@ export class RedisSettlement implements SettlementStore {
       exceptions: x === '{}' ? [] : JSON.parse(x) as string[],
       available: available === '' ? null : Number(available)
     }
+  }
+
+  /** FCALL of the posting function once its library is loaded; EVALSHA where this Redis will not load it */
+  private async postingCall (args: string[]): Promise<unknown> {
+    if (this.functions === null) {
+      this.loading ??= (async () => {
+        const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client]
+        try {
+          await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', POSTING_LIBRARY)))
+          this.functions = true
+        } catch (err) {
+          if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) this.functions = false
+          else throw err
+        }
+      })().finally(() => { this.loading = null })
+      await this.loading
+    }
+    if (this.functions === true) {
+      try {
+        return await this.client.call('FCALL', POSTING_FUNCTION, '4', ...args)
+      } catch (err) {
+        // a Redis restarted empty: load again on the next call, this one goes by EVALSHA
+        if (!(err instanceof ReplyError && fcallRefused((err as Error).message) !== null)) throw err
+        this.functions = null
+      }
+    }
+    return await this.cmd.extauthPosting(...args)
   }
 
   async dueBuckets (asOfMs: number): Promise<number[]> {
