@@ -9,7 +9,7 @@ export function pageOf (all: ReconException[], f: ExceptionFilter): { items: Rec
   }
   const items = all
     .filter((x) => (f.status === undefined || x.status === f.status) && (f.kind === undefined || x.kind === f.kind) && (f.urn === undefined || x.urn === f.urn))
-    .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .sort((a, b) => b.createdAtMs !== a.createdAtMs ? b.createdAtMs - a.createdAtMs : (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     .filter((x) => after === null || x.createdAtMs < after.at || (x.createdAtMs === after.at && x.id < after.id))
   const page = items.slice(0, f.limit)
   const last = page[page.length - 1]

@@ -28,14 +28,14 @@ function check (name: string, raw: unknown): StatementMap {
   if (m.format !== 'csv') bad('format must be "csv"')
   const delimiter = m.delimiter ?? ','
   if (typeof delimiter !== 'string' || delimiter.length !== 1) bad('delimiter must be one character')
-  const cols = m.columns as Record<string, unknown> | undefined
-  if (cols === undefined || typeof cols !== 'object' || cols === null) bad('columns must name the CSV column of each field')
+  const cols: unknown = m.columns
+  if (typeof cols !== 'object' || cols === null) bad('columns must name the CSV column of each field')
   const c = cols as Record<string, unknown>
   for (const k of Object.keys(c)) if (!([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS] as string[]).includes(k)) bad(`columns: unknown field "${k}"`)
   for (const k of REQUIRED_COLUMNS) if (typeof c[k] !== 'string' || c[k] === '') bad(`columns.${k} must name a column`)
   for (const k of OPTIONAL_COLUMNS) if (c[k] !== undefined && (typeof c[k] !== 'string' || c[k] === '')) bad(`columns.${k} must name a column`)
-  const types = m.types as Record<string, unknown> | undefined
-  if (types === undefined || typeof types !== 'object' || types === null || Object.keys(types).length === 0) bad('types must map the file\'s type words to ours')
+  const types: unknown = m.types
+  if (typeof types !== 'object' || types === null || Object.keys(types).length === 0) bad('types must map the file\'s type words to ours')
   for (const [word, t] of Object.entries(types as Record<string, unknown>)) {
     if (!(POSTING_TYPES as readonly unknown[]).includes(t)) bad(`types.${word}: "${String(t)}" is not one of ${POSTING_TYPES.join(', ')}`)
   }

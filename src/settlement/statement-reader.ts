@@ -53,8 +53,9 @@ export function checkPosting (o: Record<string, unknown>): Posting | string {
 function checkHeader (o: unknown): StatementHeader | string {
   if (o === null || typeof o !== 'object' || Array.isArray(o)) return 'the first line must be {"statement": {"id", "from", "to", "complete"}}'
   const outer = o as Record<string, unknown>
-  const s = outer.statement as Record<string, unknown> | undefined
-  if (Object.keys(outer).length !== 1 || s === undefined || s === null || typeof s !== 'object') return 'the first line must be {"statement": {"id", "from", "to", "complete"}}'
+  const inner: unknown = outer.statement
+  if (Object.keys(outer).length !== 1 || inner === null || typeof inner !== 'object') return 'the first line must be {"statement": {"id", "from", "to", "complete"}}'
+  const s = inner as Record<string, unknown>
   for (const k of Object.keys(s)) if (!['id', 'from', 'to', 'complete'].includes(k)) return `statement: unknown field "${k}"`
   if (!isStatementId(s.id)) return 'statement.id must be 1 to 64 letters, digits or ._:-'
   if (!isIsoTime(s.from) || !isIsoTime(s.to)) return 'statement.from and statement.to must be ISO 8601 times'
