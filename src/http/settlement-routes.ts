@@ -37,7 +37,46 @@ export interface SettlementRouteOptions {
   registry: Registry
 }
 
-const exceptionId = { type: 'string', pattern: '^b[0-9]{1,4}~[A-Za-z0-9._:~-]{1,80}$', description: 'the exception\'s id, as listed' }
+const counted = { type: 'object', properties: { count: { type: 'integer' }, amount: { type: 'string', pattern: '^[0-9]+$' } } }
+const reportAnswer = {
+  description: 'the statement\'s report',
+  type: 'object',
+  required: ['id', 'from', 'to', 'complete', 'lines', 'applied', 'duplicates', 'conflicts', 'outcomes', 'exceptions'],
+  properties: {
+    id: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    complete: { type: 'boolean' },
+    lines: { type: 'integer', description: 'postings in the file' },
+    applied: { type: 'integer', description: 'postings this statement applied (in this import or an earlier one of it)' },
+    duplicates: { type: 'integer', description: 'postings another statement had applied (an overlap): not applied again' },
+    conflicts: { type: 'integer', description: 'lines whose platformId was applied with other content: not applied' },
+    outcomes: { type: 'object', description: 'outcome -> {count, amount}', additionalProperties: counted },
+    exceptions: { type: 'integer', description: 'exceptions its postings opened' },
+    dryRun: { type: 'boolean', description: 'true: checked only, nothing applied' }
+  }
+}
+const exceptionAnswer = {
+  type: 'object',
+  required: ['id', 'kind', 'status', 'urn', 'reference', 'platformId', 'statementId', 'amount', 'accept'],
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string', enum: EXCEPTION_KINDS },
+    status: { type: 'string', enum: ['open', 'resolved'] },
+    urn: { type: 'string' },
+    reference: { type: 'string' },
+    platformId: { type: 'string' },
+    statementId: { type: 'string' },
+    postingType: { type: 'string' },
+    outcome: { type: 'string' },
+    amount: { type: 'string', pattern: '^[0-9]+$' },
+    accept: { type: 'object', description: 'what the action accept does', properties: { action: { type: 'string', enum: ['none', 'credit', 'debit', 'release'] }, amount: { type: 'string' } } },
+    detail: { type: 'string' },
+    resolution: { type: 'object', properties: { action: { type: 'string', enum: RESOLVE_ACTIONS }, amount: { type: 'string' }, reason: { type: 'string' }, keyId: { type: 'string' } } }
+  }
+}
+
+const exceptionId = { type: 'string', minLength: 1, maxLength: 120, description: 'the exception\'s id, as listed (b<bucket>~<platformId>…)' }
 
 export async function settlementRoutes (app: FastifyInstance, o: SettlementRouteOptions): Promise<void> {
   const settlement = settlementFor(o.store)
@@ -53,6 +92,7 @@ export async function settlementRoutes (app: FastifyInstance, o: SettlementRoute
         summary: 'Import the platform\'s statement (the body is the file: extauth-v1 NDJSON, or a CSV with ?map=)',
         description: 'Checked whole first: one bad line and nothing is applied (422 STATEMENT_INVALID with each bad line and why). Each posting applies once by its platformId. docs/operations/settlement.md',
         errors: ['STATEMENT_INVALID'],
+        answers: { 200: reportAnswer },
         querystring: {
           type: 'object',
           additionalProperties: false,
@@ -108,6 +148,7 @@ export async function settlementRoutes (app: FastifyInstance, o: SettlementRoute
       tags: [TAGS.settlement],
       summary: 'A statement\'s report: lines, postings applied, outcomes with count and amount, exceptions opened',
       errors: ['STATEMENT_NOT_FOUND'],
+      answers: { 200: reportAnswer },
       params: { type: 'object', properties: { id: { type: 'string', description: 'the statement\'s id' } } }
     }
   }, async (request) => {
@@ -121,14 +162,15 @@ export async function settlementRoutes (app: FastifyInstance, o: SettlementRoute
     schema: {
       tags: [TAGS.settlement],
       summary: 'Reconciliation exceptions, newest first, paged: {items, nextCursor}',
+      answers: { 200: { description: 'a page of exceptions', type: 'object', required: ['items', 'nextCursor'], properties: { items: { type: 'array', items: exceptionAnswer }, nextCursor: { type: ['string', 'null'] } } } },
       querystring: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          status: { type: 'string', enum: ['open', 'resolved'] },
-          kind: { type: 'string', enum: EXCEPTION_KINDS },
+          status: { type: 'string', enum: ['open', 'resolved'], description: 'only those open, or only those resolved (default: both)' },
+          kind: { type: 'string', enum: EXCEPTION_KINDS, description: 'only this kind' },
           urn: urnParam,
-          limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+          limit: { type: 'integer', minimum: 1, maximum: 500, default: 50, description: 'at most this many' },
           cursor: { type: 'string', description: 'nextCursor of the page before' }
         }
       }
@@ -149,6 +191,7 @@ export async function settlementRoutes (app: FastifyInstance, o: SettlementRoute
     schema: {
       tags: [TAGS.settlement],
       summary: 'Resolve an exception: accept the platform\'s amount, release the hold, credit, debit or write off; idempotent, audited',
+      answers: { 200: { description: 'resolved, or (replayed) resolved before with the same action', ...exceptionAnswer, properties: { ...exceptionAnswer.properties, replayed: { type: 'boolean' } } } },
       errors: ['EXCEPTION_NOT_FOUND', 'ALREADY_RESOLVED', 'INSUFFICIENT_FUNDS', 'DECISION_NOT_FOUND', 'EXCEEDS_HOLD', 'ALREADY_REVERSED', 'NOT_APPROVED'],
       params: { type: 'object', properties: { id: exceptionId } },
       body: {
