@@ -276,7 +276,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await eventsRoutes(scope, { store: deps.store, ...(deps.events !== undefined ? { relay: deps.events } : {}) })
     const journal = journalFor(deps.store)
     if (journal !== null) await journalRoutes(scope, { journal })
-    await settlementRoutes(scope, { store: deps.store, maps: deps.config.settlement?.maps ?? {}, registry: deps.metrics.registry })
+    await settlementRoutes(scope, { store: deps.store, maps: deps.config.settlement?.maps ?? {}, ...(deps.config.settlement !== undefined ? { graceMs: deps.config.settlement.graceMs } : {}), registry: deps.metrics.registry })
     const trail = auditTrailFor(deps.store)
     if (trail !== null) await auditRoutes(scope, { trail })
     // the API reference and its files: read scope

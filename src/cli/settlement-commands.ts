@@ -10,6 +10,7 @@ import { loadStatementMaps } from '../settlement/statement-maps.js'
 import { expireDue } from '../settlement/expiry.js'
 import { isIsoTime, isStatementId } from '../settlement/statement-reader.js'
 import type { StatementReport } from '../settlement/types.js'
+import { parseDuration } from '../settlement/config.js'
 
 interface Io {
   out: (line: string) => void
@@ -82,7 +83,8 @@ export async function statementImport (file: string, o: StatementImportOptions, 
       file,
       ...(map !== undefined ? { map } : {}),
       header: { ...(o.id !== undefined ? { id: o.id } : {}), ...(o.from !== undefined ? { from: o.from } : {}), ...(o.to !== undefined ? { to: o.to } : {}), ...(o.complete !== undefined ? { complete: o.complete } : {}) },
-      dryRun: o.dryRun === true
+      dryRun: o.dryRun === true,
+      graceMs: parseDuration(io.env.SETTLEMENT_GRACE ?? '48h') ?? 48 * 3_600_000
     })
     if (!r.ok) {
       if (o.json === true) io.out(JSON.stringify({ error: 'STATEMENT_INVALID', lines: r.errors }))

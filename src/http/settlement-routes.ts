@@ -34,6 +34,8 @@ export function holdExpiryFor (c: SettlementConfig): (mcc: string | undefined, n
 export interface SettlementRouteOptions {
   store: Store
   maps: Record<string, StatementMap>
+  /** SETTLEMENT_GRACE (absent: approved_not_posted is not looked for) */
+  graceMs?: number
   registry: Registry
 }
 
@@ -132,6 +134,7 @@ export async function settlementRoutes (app: FastifyInstance, o: SettlementRoute
           ...(map !== undefined ? { map } : {}),
           header: { ...(q.id !== undefined ? { id: q.id } : {}), ...(q.from !== undefined ? { from: q.from } : {}), ...(q.to !== undefined ? { to: q.to } : {}), ...(q.complete !== undefined ? { complete: q.complete === 'true' } : {}) },
           dryRun: q.dryRun === 'true',
+          ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
           onPosting: (p) => { if (p.status === 'applied') metrics.postings.inc({ outcome: p.outcome }) }
         })
         if (!r.ok) throw apiError('STATEMENT_INVALID', `${r.errors.length} bad line(s); nothing was applied`, { lines: r.errors as unknown as string })

@@ -5,6 +5,7 @@ import type { Store } from '../store/types.js'
 import { readCsv, readExtauthV1, type StatementItem } from './statement-reader.js'
 import type { StatementMap } from './statement-maps.js'
 import { lifecycleVerdict } from './lifecycle-match.js'
+import { journalFor } from '../journal/for-store.js'
 import { LIFECYCLE_POSTINGS, type Outcome, type PostingResult, type SettlementStore, type StatementHeader, type StatementReport } from './types.js'
 
 export interface LineError { line: number, error: string }
@@ -21,6 +22,11 @@ export interface ImportOptions {
   /** postings in flight at most */
   inFlightMax?: number
   clock?: () => number
+  /**
+   * SETTLEMENT_GRACE: after a complete statement, its period's approvals older than this that no statement
+   * posted are looked for (approved_not_posted); absent: not looked for
+   */
+  graceMs?: number
   /** each applied posting's outcome (the metrics) */
   onPosting?: (r: PostingResult, amount: number) => void
 }
@@ -104,6 +110,19 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
   await Promise.all(inFlight)
   // a failure part way (the store gone): what was applied stays applied once; importing again finishes the job
   if (failure !== null) throw failure instanceof Error ? failure : new Error(String(failure))
+  if (header.complete && o.graceMs !== undefined) {
+    const journal = journalFor(o.store)
+    const toMs = Math.min(Date.parse(header.to), (o.clock ?? Date.now)() - o.graceMs)
+    if (journal !== null && toMs > Date.parse(header.from)) {
+      for await (const e of journal.read(Date.parse(header.from), toMs)) {
+        if (e.code !== '00') continue
+        const x = await o.settlement.notPosted(e.urn, e.reference, id)
+        if (x === null) continue
+        count('approved_not_posted', x.amount)
+        report.exceptions++
+      }
+    }
+  }
   await o.settlement.putStatement(report)
   return { ok: true, dryRun: false, report }
 }

@@ -222,6 +222,23 @@ export class MemorySettlement implements SettlementStore {
     return { replayed: false, exception: structuredClone(x) }
   }
 
+  async notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null> {
+    const key = this.s.keys.decision(urn, reference)
+    const rec = this.s.getRecord(key)
+    if (rec === undefined || rec.code !== '00' || Number(rec.held) <= 0) return null
+    if (this.store.holds.has(this.store.holdMember(key, rec.last4)) || this.stateOf(key).cl > 0) return null
+    const id = `b${bucketOf(urn)}~anp~${key.slice(key.indexOf('}:d:') + 4)}`
+    if (this.exceptions.has(id)) return null
+    const x: ReconException = {
+      id, kind: 'approved_not_posted', status: 'open', urn, reference, last4: rec.last4, platformId: '', statementId, postingType: '',
+      outcome: 'approved_not_posted', amount: rec.held, accept: { action: 'release', amount: rec.held },
+      detail: 'approved here, on no statement of a complete period', createdAtMs: this.s.clock()
+    }
+    this.exceptions.set(id, x)
+    this.s.emit(urn, 'reconciliation.exception', { ...x })
+    return { id, amount: Number(rec.held) }
+  }
+
   async putStatement (report: StatementReport): Promise<void> {
     this.statements.set(report.id, structuredClone(report))
   }

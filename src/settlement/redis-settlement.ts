@@ -7,7 +7,7 @@ import { send, type RedisStore } from '../store/redis.js'
 import { backlogPerBucket, BUCKETS_FOR_SETTLEMENT, EVENTS_BACKLOG_MAX_DEFAULT, AUDIT_RETENTION_MS_DEFAULT } from './store-constants.js'
 import type { AuditContext } from '../domain/audit.js'
 import { apiError } from '../errors.js'
-import { EXPIRE_LUA, POSTING_LUA, RESOLVE_LUA } from './lua.js'
+import { EXPIRE_LUA, NOT_POSTED_LUA, POSTING_LUA, RESOLVE_LUA } from './lua.js'
 import { postingFingerprint } from './memory-settlement.js'
 import { pageOf } from './exception-page.js'
 import {
@@ -19,6 +19,7 @@ interface Commands {
   extauthPosting: (...args: string[]) => Promise<unknown>
   extauthExpire: (...args: string[]) => Promise<unknown>
   extauthResolve: (...args: string[]) => Promise<unknown>
+  extauthNotPosted: (...args: string[]) => Promise<unknown>
 }
 
 export interface RedisSettlementOptions {
@@ -42,6 +43,7 @@ export class RedisSettlement implements SettlementStore {
     this.client.defineCommand('extauthPosting', { lua: POSTING_LUA, numberOfKeys: 4 })
     this.client.defineCommand('extauthExpire', { lua: EXPIRE_LUA, numberOfKeys: 1 })
     this.client.defineCommand('extauthResolve', { lua: RESOLVE_LUA, numberOfKeys: 2 })
+    this.client.defineCommand('extauthNotPosted', { lua: NOT_POSTED_LUA, numberOfKeys: 2 })
     this.cmd = this.client as unknown as Commands
     this.backlog = String(backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT))
     this.auditKeepS = String(Math.ceil((opts.auditRetentionMs ?? AUDIT_RETENTION_MS_DEFAULT) / 1000))
@@ -143,6 +145,16 @@ export class RedisSettlement implements SettlementStore {
     if (out[0] === 'ALREADY_RESOLVED') throw apiError('ALREADY_RESOLVED', `exception ${id} is resolved already, with another action`)
     this.store.onEvent?.(bucket)
     return { replayed: out[0] === 'REPLAY', exception: exceptionOf(out[1] as string) }
+  }
+
+  async notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null> {
+    const bucket = bucketOf(urn)
+    const id = await send(this.client, async () => await this.cmd.extauthNotPosted(this.store.keys.decision(urn, reference), this.stream(bucket),
+      urn, reference, statementId, String(bucket), this.backlog)) as string
+    if (id === '') return null
+    this.store.onEvent?.(bucket)
+    const x = await this.getException(id)
+    return { id, amount: Number(x?.amount ?? '0') }
   }
 
   async putStatement (report: StatementReport): Promise<void> {

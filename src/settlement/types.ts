@@ -100,6 +100,11 @@ export interface SettlementStore {
   listExceptions (filter: ExceptionFilter): Promise<{ items: ReconException[], nextCursor: string | null }>
   /** marks it resolved with its audit record; the same resolution again is a replay */
   markResolved (id: string, resolution: { action: ResolveAction, amount: string, reason: string, keyId: string }, audit?: AuditContext): Promise<{ replayed: boolean, exception: ReconException }>
+  /**
+   * An approval of a complete statement's period on no statement (final mode): opens its approved_not_posted
+   * exception once; the exception's id, or null when there is none to open (a hold, released, posted).
+   */
+  notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null>
   putStatement (report: StatementReport): Promise<void>
   getStatement (id: string): Promise<StatementReport | null>
 }

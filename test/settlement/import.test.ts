@@ -118,3 +118,30 @@ t.test('amounts with decimals are read exactly', async (t) => {
   t.equal(minorUnits('-1', 2), null)
   t.equal(minorUnits('1e3', 0), null)
 })
+
+for (const [name, make] of stores) {
+  t.test(`${name}: approved_not_posted: a final approval of a complete period on no statement is an exception; a hold is left to expiry`, async (t) => {
+    const store = await make(t)
+    const settlement = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const lost = authInput(urn, { debitAmount: 700, fingerprint: 'a' })
+    const posted = authInput(urn, { debitAmount: 300, fingerprint: 'b' })
+    const held = authInput(urn, { debitAmount: 100, fingerprint: 'c', holdExpiresAtMs: Date.now() + 3_600_000 })
+    for (const i of [lost, posted, held]) t.equal((await store.authorize(i)).code, '00')
+    const from = new Date(Date.now() - 3_600_000).toISOString()
+    const to = new Date(Date.now() + 3_600_000).toISOString()
+    const f = await file([{ statement: { id: `S-anp-${name}`, from, to, complete: true } }, line(`PA-${name}-${urn}`, urn, 'purchase', posted.reference, '300')])
+    const r = await importStatement({ store, settlement, file: f, graceMs: 0 })
+    t.equal(r.ok, true)
+    if (!r.ok) return
+    t.same(r.report.outcomes.approved_not_posted, { count: 1, amount: '700' })
+    const open = await settlement.listExceptions({ urn, status: 'open', limit: 10 })
+    t.equal(open.items.length, 1)
+    t.match(open.items[0], { kind: 'approved_not_posted', reference: lost.reference, amount: '700', accept: { action: 'release', amount: '700' } })
+    const again = await importStatement({ store, settlement, file: f, graceMs: 0 })
+    t.equal(again.ok && again.report.outcomes.approved_not_posted, undefined, 'once')
+    const { resolveException } = await import('../../src/settlement/resolve.js')
+    await resolveException(store, settlement, open.items[0]?.id as string, { action: 'accept', reason: 'the platform never posted it' }, 'k')
+    t.equal(await available(store, urn), 10_000 - 300 - 100, 'released; the hold stays held')
+  })
+}
