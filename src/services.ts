@@ -122,10 +122,17 @@ export async function createServices (config: Config, log: Logger, opts: { store
   // every instance expires due holds (a hold expires once whichever runs it); also after a switch back to final
   const settlement = settlementFor(store, { ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}), auditRetentionMs: config.auditRetentionMs })
   const holdsExpired = settlementMetrics(metrics.registry, () => settlement).holdsExpired
+  let expiryWarnedAt = 0
   const expiry = startExpiry(settlement, {
     intervalMs: expiryIntervalMs(config.settlement?.holdExpiryMs),
+    ready: () => store.ready(),
     onExpired: (n) => { holdsExpired.inc(n); log.info({ expired: n }, 'authorization holds expired') },
-    onError: (err) => { log.warn({ err: err.message }, 'hold expiry failed; the next run tries again') }
+    onError: (err) => {
+      // once a minute at most: the next run tries again
+      if (Date.now() - expiryWarnedAt < 60_000) return
+      expiryWarnedAt = Date.now()
+      log.warn({ err: err.message }, 'hold expiry failed; the next run tries again')
+    }
   })
   const shutdown = { started: false }
   watchHealth(metrics, {

@@ -29,10 +29,11 @@ export async function expireDue (settlement: SettlementStore, asOfMs: number, ba
 export interface ExpiryRunner { stop: () => void }
 
 /** Runs expireDue every intervalMs (one run at a time); errors are reported and the next run tries again. */
-export function startExpiry (settlement: SettlementStore, opts: { intervalMs?: number, clock?: () => number, onExpired?: (n: number) => void, onError?: (err: Error) => void }): ExpiryRunner {
+export function startExpiry (settlement: SettlementStore, opts: { intervalMs?: number, clock?: () => number, ready?: () => boolean, onExpired?: (n: number) => void, onError?: (err: Error) => void }): ExpiryRunner {
   let running = false
   const timer = setInterval(() => {
-    if (running) return
+    // a store that does not answer now is left alone: what falls due meanwhile expires at the next run after
+    if (running || opts.ready?.() === false) return
     running = true
     expireDue(settlement, (opts.clock ?? Date.now)())
       .then((n) => { if (n > 0) opts.onExpired?.(n) })
