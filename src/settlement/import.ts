@@ -87,8 +87,18 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
   }
   const id = header.id
   const inFlightMax = o.inFlightMax ?? 32
-  const inFlight = new Set<Promise<void>>()
+  // a counter and one waiter: Promise.race over the postings in flight would cost as many reactions as are
+  // in flight, for every posting
+  let inFlight = 0
+  let wake: (() => void) | null = null
   let failure: unknown = null
+  /** until fewer than `n` are in flight (a posting's end wakes it) */
+  const below = async (n: number): Promise<void> => {
+    for (;;) {
+      if (inFlight < n) return
+      await new Promise<void>((resolve) => { wake = resolve })
+    }
+  }
   for await (const it of items(o, header)) {
     if (!('posting' in it)) continue
     const p = it.posting
@@ -102,12 +112,17 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
       count(r.outcome, p.amount)
       report.exceptions += r.exceptions.length
     })().catch((err: unknown) => { failure ??= err })
-    inFlight.add(one)
-    void one.finally(() => inFlight.delete(one))
-    if (inFlight.size >= inFlightMax) await Promise.race(inFlight)
+    inFlight++
+    void one.finally(() => {
+      inFlight--
+      const w = wake
+      wake = null
+      w?.()
+    })
+    await below(inFlightMax)
     if (failure !== null) break
   }
-  await Promise.all(inFlight)
+  await below(1)
   // a failure part way (the store gone): what was applied stays applied once; importing again finishes the job
   if (failure !== null) throw failure instanceof Error ? failure : new Error(String(failure))
   if (header.complete && o.graceMs !== undefined) {
