@@ -15,7 +15,7 @@ import { BUCKETS, Keys, REF_INDEX_SHARDS, bucketOf, part, refShard } from '../sr
 import { decodeRecord, encodeRecord } from '../src/store/record-format.js'
 import type { DecisionMeta, DecisionRecord } from '../src/store/types.js'
 import { RedisJournal } from '../src/journal/source.js'
-import { journalEntryOf } from '../src/journal/entry.js'
+import { decisionEntryOf } from '../src/store/decision-entry.js'
 import { deleteByPrefix } from '../scripts/lib/redis-keys.js'
 import { percentile, sortedCopy } from '../scripts/lib/stats.js'
 
@@ -123,7 +123,7 @@ try {
   }
   console.log(`${n} decisions of ${CUSTOMERS} customers stored in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 
-  const entry = journalEntryOf(template)
+  const entry = decisionEntryOf(template)
   const recordKey = keys.decision('UJB1', 'TRN000000000')
   console.log(`record: ${Buffer.byteLength(await redis.get(recordKey) ?? '')} B of JSON, ${await bytesOf([recordKey])} B in Redis (MEMORY USAGE); as a journal entry ${Buffer.byteLength(JSON.stringify(entry))} B`)
   const refKeys = Array.from({ length: BUCKETS * REF_INDEX_SHARDS }, (_, i) => keys.refIndex(Math.floor(i / REF_INDEX_SHARDS), i % REF_INDEX_SHARDS))

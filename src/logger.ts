@@ -76,3 +76,12 @@ export function unredacted (log: Logger): Logger {
 export function redactingChild (log: Logger, bindings: Record<string, unknown>): Logger {
   return log.child(bindings, { redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR } })
 }
+
+/**
+ * Resolves once every line the logger holds is written. The last line of a stopping process is logged after
+ * it, so that line's time is when the process exits: what is left to write at exit is that one line, not
+ * seconds of buffered ones a slow reader takes in (docs/operations/runbook.md, Stopping).
+ */
+export async function logWritten (log: Logger): Promise<void> {
+  await new Promise<void>((resolve) => { log.flush(() => { resolve() }) })
+}

@@ -2,7 +2,7 @@
 // graceful SIGTERM (stop accepting, answer what is in flight, close the store, exit 0).
 import closeWithGrace from 'close-with-grace'
 import { loadConfig, ConfigError } from './config.js'
-import { createLogger } from './logger.js'
+import { createLogger, logWritten } from './logger.js'
 import { buildAdminApp, buildPublicApp } from './app.js'
 import { createServices } from './services.js'
 import { RedisStore } from './store/redis.js'
@@ -53,6 +53,9 @@ async function main (): Promise<void> {
     if (adminApp !== null) await adminApp.close()
     await drained
     await services.close()
+    // the last line, when the process exits: close-with-grace exits right after this, and pino writes
+    // what it still holds (this one line) on the way out
+    await logWritten(log)
     log.info('stopped')
   })
 

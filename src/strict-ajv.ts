@@ -4,7 +4,8 @@
 import { Ajv } from 'ajv'
 import AjvCompiler from '@fastify/ajv-compiler'
 
-export const strictAjv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: true, allowUnionTypes: true })
+// verbose: an error carries its schema, so a worded `anyOf` (http/worded-errors.ts) is refused in its words
+export const strictAjv = new Ajv({ coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: true, allowUnionTypes: true, verbose: true })
 
 /** A route's `validatorCompiler` with the strict validator. */
 export function strictValidatorCompiler ({ schema }: { schema: object }): ReturnType<Ajv['compile']> {

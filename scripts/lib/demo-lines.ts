@@ -20,8 +20,9 @@ export function reasonOf (answer: Answer, lookup: Lookup, shed: boolean): string
   const d = lookup.body
   if (typeof d.ruleId === 'string') return `rule ${d.ruleId}`
   if (typeof d.reason !== 'string') throw new Error(`answer ${answer.responseCode}: the decision found has no reason: ${JSON.stringify(d)}`)
-  const control = d.control as { control?: unknown, check?: unknown } | null | undefined
-  return control != null ? `${d.reason}: ${String(control.control)} ${String(control.check)}` : d.reason
+  // the decision's one public shape (src/store/decision-entry.ts): the control's kind and the check it failed
+  const control = d.control as { kind?: unknown, check?: unknown } | null | undefined
+  return control != null ? `${d.reason}: ${String(control.kind)} ${String(control.check)}` : d.reason
 }
 
 export function paymentLine (what: string, amount: string, answer: Answer, lookup: Lookup, shed: boolean): string {

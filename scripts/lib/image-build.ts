@@ -1,4 +1,4 @@
-// What `npm run build` (tsc -p tsconfig.build.json) compiles into dist/, the only code the image carries:
+// What `npm run build` (tsc -b tsconfig.build.json) compiles into dist/, the only code the image carries:
 // the files the config includes and every file they import, as TypeScript's own program resolves them. An
 // excluded file still lands in dist/ when an included one imports it, so the list is the program's, not the glob's.
 import { dirname, relative, sep } from 'node:path'

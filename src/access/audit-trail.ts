@@ -4,6 +4,7 @@
 import type { Redis, Cluster } from 'ioredis'
 import type { AuditRecord } from '../domain/audit.js'
 import { BUCKETS, Keys, bucketOf } from '../store/keys.js'
+import { auditEntryOf } from '../store/audit-entry.js'
 import { MemoryStore } from '../store/memory.js'
 import { RedisStore } from '../store/redis.js'
 import { BucketTimeIndex, before, decodeCursor, encodeCursor, type Pos } from '../store/time-index.js'
@@ -27,7 +28,7 @@ export { decodeCursor as decodeAuditCursor }
 
 /** A stored record as the API gives it (Lua's cjson writes an empty object or array as {}). */
 function recordOf (raw: string): AuditRecord {
-  return JSON.parse(raw) as AuditRecord
+  return auditEntryOf(JSON.parse(raw) as AuditRecord)
 }
 
 export class RedisAuditTrail implements AuditReader {
@@ -65,7 +66,7 @@ export class MemoryAuditTrail implements AuditReader {
       if (start !== null && !before(start, pos, true)) continue
       if (rec.atMs < (q.fromMs ?? 0) || rec.atMs >= (q.toMs ?? Number.MAX_SAFE_INTEGER)) continue
       if (q.keyId !== undefined && rec.keyId !== q.keyId) continue
-      items.push(structuredClone(rec))
+      items.push(auditEntryOf(structuredClone(rec)))
       if (items.length >= q.limit) return { items, nextCursor: encodeCursor(pos) }
     }
     return { items, nextCursor: null }

@@ -1,5 +1,5 @@
 // One export line read as a journal entry without JSON.parse, for the lines `extauth decisions export` writes
-// (JSON.stringify of src/journal/entry.ts: its keys in its order, no whitespace). JSON.parse builds a generic
+// (JSON.stringify of src/store/decision-entry.ts: its keys in its order, no whitespace). JSON.parse builds a generic
 // object, looking every key up as it comes, and is much of a replay's cost. Here one regular expression checks
 // the whole line against the export's layout, then a walk that knows the layout reads each value from its
 // place. It is strict: the expression covers every character of the line, so it matches only JSON whose value
@@ -32,9 +32,10 @@ const LINE = new RegExp('^\\{"v":1' +
   `,"controls":(?:null|\\{(?:${CONTROL}(?:,${CONTROL})*)?\\})` +
   `,"customerStatus":(?:null|${STR}),"cardStatus":(?:null|${STR})` +
   ',"answeredOnDeadline":(?:true|false)' +
-  // the store's extras, present on some entries (src/journal/entry.ts)
+  // the store's extras, present on some entries (src/store/decision-entry.ts)
   `(?:,"decidedCode":(?:null|${STR}))?` +
   `(?:,"released":${NUM})?` +
+  `(?:,"reversedAt":${STR})?` +
   '\\}$')
 
 /**
@@ -217,12 +218,14 @@ export function parseExportLine (s: string): JournalEntry | null {
   const customerStatus = strOrNull(s, at + ',"customerStatus":'.length)
   const cardStatus = strOrNull(s, at + ',"cardStatus":'.length)
   const answeredOnDeadline = bool(s, at + ',"answeredOnDeadline":'.length)
-  const e: JournalEntry & { decidedCode?: string | null, released?: number } = {
+  const e: JournalEntry & { decidedCode?: string | null, released?: number, reversedAt?: string } = {
     v: 1, urn, reference, last4, request, arrivedAt, decidedAt, code, reason, ruleId, control, limit, availableSeen, debit,
     shadowHits, rulesVersion, controls, customerStatus, cardStatus, answeredOnDeadline
   }
-  // the store's extras: `,"d`ecidedCode or `,"r`eleased after answeredOnDeadline
+  // the store's extras: `,"d`ecidedCode, `,"rel`eased, `,"rev`ersedAt after answeredOnDeadline
   if (s.charCodeAt(at + 2) === 100) e.decidedCode = strOrNull(s, at + ',"decidedCode":'.length)
-  if (s.charCodeAt(at + 2) === 114) e.released = num(s, at + ',"released":'.length)
+  if (s.charCodeAt(at + 2) === 114 && s.charCodeAt(at + 4) === 108) e.released = num(s, at + ',"released":'.length)
+  // `,"rev`ersedAt
+  if (s.charCodeAt(at + 4) === 118) e.reversedAt = str(s, at + ',"reversedAt":'.length)
   return e
 }

@@ -49,7 +49,7 @@ export function shareOfUrn (urn: string, shares: number): number {
   return (h >>> 0) % shares
 }
 
-/** How an export line starts (src/journal/entry.ts, JSON.stringify): the urn is the line's second value. */
+/** How an export line starts (src/store/decision-entry.ts, JSON.stringify): the urn is the line's second value. */
 const LINE_START = Buffer.from('{"v":1,"urn":"')
 
 /** The urn of a line that does not start as an export's, or '' (the share that gets '' reports a bad line). */

@@ -1,4 +1,6 @@
 // The backtest report: the JSON shape of `--json` (contract "Backtest") and the table printed by default.
+import { moneyWords } from './money-words.js'
+
 export interface DirectionTotals {
   count: number
   /** debit amounts, integer minor units */
@@ -69,6 +71,8 @@ export interface HumanOptions {
   changedShown?: number
   /** unreproduced decisions printed one by one */
   unreproducedShown?: number
+  /** the ISO 4217 numeric currency of the debits (DEFAULT_CURRENCY; 356 when not given) */
+  currency?: string
 }
 
 export function formatReport (r: BacktestReport, opts: HumanOptions): string[] {
@@ -88,13 +92,15 @@ export function formatReport (r: BacktestReport, opts: HumanOptions): string[] {
 
   const a = r.changes.approvedToDeclined
   const d = r.changes.declinedToApproved
-  out.push(`changes: approved -> declined ${n(a.count)} (amount ${n(a.amount)}), declined -> approved ${n(d.count)} (amount ${n(d.amount)})`)
+  const currency = opts.currency ?? '356'
+  const money = (v: number): string => moneyWords(v, currency)
+  out.push(`changes: approved -> declined ${n(a.count)} (amount ${money(a.amount)}), declined -> approved ${n(d.count)} (amount ${money(d.amount)})`)
   out.push('')
 
   const rows = [['rule', 'in', 'hits', 'appr->decl', 'amount', 'decl->appr', 'amount', 'samples']]
   for (const x of r.rules) {
     const samples = [...x.approvedToDeclined.samples, ...x.declinedToApproved.samples].join(', ')
-    rows.push([x.id, x.in, n(x.hits), n(x.approvedToDeclined.count), n(x.approvedToDeclined.amount), n(x.declinedToApproved.count), n(x.declinedToApproved.amount), samples])
+    rows.push([x.id, x.in, n(x.hits), n(x.approvedToDeclined.count), money(x.approvedToDeclined.amount), n(x.declinedToApproved.count), money(x.declinedToApproved.amount), samples])
   }
   out.push(...table(rows, new Set([2, 3, 4, 5, 6])))
 

@@ -257,7 +257,8 @@ async function backtestCommand (values: BacktestOptions, timezone: string, io: C
       baselineLabel: values.baseline === undefined
         ? `the rules each decision was made under; at hand: ${label(baselineDir, result.baselineVersion)}`
         : label(baselineDir, result.baselineVersion),
-      candidateLabel: label(candidateDir, result.candidateVersion)
+      candidateLabel: label(candidateDir, result.candidateVersion),
+      ...(io.env.DEFAULT_CURRENCY !== undefined ? { currency: io.env.DEFAULT_CURRENCY } : {})
     })) io.out(line)
   }
   return values.failOnChange === true && hasChanges(report) ? 1 : 0

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino'
 import type { AbandonInput, Store } from '../store/types.js'
 import type { Metrics } from '../metrics.js'
+import { isStoreNotDone, isStoreNotReplicated } from '../errors.js'
 import { MemoryCompensationJournal, type CompensationJournal } from './compensation-journal.js'
 import { systemTimers, type Timers } from './deadline.js'
 
@@ -91,7 +92,12 @@ export class Compensator {
     }, (err: unknown) => {
       if (this.stopped) return
       const delay = Math.min(this.delayMax, this.delayMin * 2 ** Math.min(tries, 10))
-      if (tries === 0) this.log.warn({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'deadline compensation waiting for the store')
+      if (tries === 0) {
+        const fields = { urn: input.urn, reference: input.reference, err: (err as Error).message }
+        // only the store out of reach is waited for in words; any other failure is named for what it is
+        if (storeOutOfReach(err)) this.log.warn(fields, 'deadline compensation waiting for the store')
+        else this.log.error({ ...fields, code: (err as { code?: unknown }).code }, 'deadline compensation failed in the store; tried again with backoff, reverse this decision by hand if it holds funds and the error stays')
+      }
       const t = this.clock.setTimeout(() => {
         this.timers.delete(t)
         this.attempt(id, input, tries + 1)
@@ -116,4 +122,9 @@ export class Compensator {
       this.log.error({ urn: input.urn, reference: input.reference }, 'compensation not applied before exit; it stays in the journal for the next start')
     }
   }
+}
+
+/** The store could not be reached or did not say what it did: worth waiting for, not a fault of the undo. */
+function storeOutOfReach (err: unknown): boolean {
+  return isStoreNotDone(err) || isStoreNotReplicated(err) || (err as { code?: unknown } | null)?.code === 'EXTAUTH_ERR_STORE_OUTCOME_UNKNOWN'
 }

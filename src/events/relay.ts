@@ -15,6 +15,7 @@
 // loop is busy (its utilization above `busyElu`) a quarter of that, and a pass waits, up to `yieldMaxMs`,
 // so the passes come fewer and larger. It never stops: past `yieldMaxMs` a pass runs whatever the load, so
 // a retry is late by at most that, and a bucket's lease (renewed by its passes) is kept.
+import { relayFailure } from './relay-errors.js'
 import { randomUUID } from 'node:crypto'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import type { Logger } from 'pino'
@@ -125,7 +126,7 @@ export class Relay {
     }
     const tick = (): void => {
       if (this.stopped) return
-      this.sweep().catch((err) => { this.o.log.warn({ err: (err as Error).message }, 'events: sweep failed') })
+      this.sweep().catch((err: unknown) => { this.o.log.warn(relayFailure(err), 'events: sweep failed') })
         .finally(() => { if (!this.stopped) this.sweepTimer = setTimeout(tick, this.o.sweepMs) })
     }
     tick()
@@ -238,7 +239,7 @@ export class Relay {
       this.running.add(b)
       this.work(b)
         .catch((err) => {
-          this.o.log.warn({ err: (err as Error).message, bucket: b }, 'events: bucket pass failed; retried on the next sweep')
+          this.o.log.warn({ ...relayFailure(err), bucket: b }, 'events: bucket pass failed; retried on the next sweep')
           const h = this.held.get(b)
           if (h !== undefined) this.later(b, h, this.o.firstRetryMs)
         })

@@ -116,11 +116,16 @@ export async function adminAuth (app: FastifyInstance, opts: AdminAuthOptions): 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
     const docs = isDocsPath(request.url)
-    const holder = opts.keys.find(presentedKey(request.headers.authorization, docs))
+    const presented = presentedKey(request.headers.authorization, docs)
+    const holder = opts.keys.find(presented)
     if (holder === null) {
       // a browser asks for a user name and password: the key is the password
       if (docs) reply.header('www-authenticate', 'Basic realm="extauth admin", charset="UTF-8"')
-      return await reply.code(API_ERRORS.UNAUTHORIZED).send(errorBody('UNAUTHORIZED', 'Authorization: Bearer <admin key> required'))
+      // the key itself is never repeated: only that one came and was not recognised
+      const message = presented === ''
+        ? 'no admin key: send Authorization: Bearer <admin key>'
+        : 'admin key not recognised: send ADMIN_TOKEN or a key of ADMIN_KEYS_FILE as Authorization: Bearer <admin key>'
+      return await reply.code(API_ERRORS.UNAUTHORIZED).send(errorBody('UNAUTHORIZED', message))
     }
     request.adminKey = holder
     // no scope: no route matched, and the not-found answer follows

@@ -6,9 +6,11 @@ import { auditAfterChange, auditContext } from './admin-auth.js'
 import { asApiError } from './lifecycle-routes.js'
 import { CARD_STATUSES, CUSTOMER_STATUSES, type Customer, type Store } from '../store/types.js'
 import { amountOf, amountSchema } from './amount.js'
+import { wordedErrors } from './worded-errors.js'
 import type { CompiledRuleSet } from '../rules/types.js'
 import type { ReloadResult } from '../rules/manager.js'
 import { TAGS } from './openapi.js'
+import { decisionEntryOf } from '../store/decision-entry.js'
 import { customerAnswer, decisionAnswer, moneyAnswer, reversalAnswer, rulesAnswer, rulesRefused } from './answer-docs.js'
 
 export interface RulesControl {
@@ -41,9 +43,9 @@ function customerView (c: Customer): Record<string, unknown> {
  * know (the validator leaves it out: "body must NOT have additional properties").
  */
 export function schemaErrors (errors: FastifySchemaValidationError[], dataVar: string): Error {
-  return new Error(errors.map((e) => {
+  return new Error(wordedErrors(errors).map((e) => {
     const unknown = e.keyword === 'additionalProperties' ? ` ("${String(e.params.additionalProperty)}")` : ''
-    return `${dataVar}${e.instancePath} ${e.message ?? 'is not valid'}${unknown}`
+    return `${dataVar}${e.instancePath} ${e.message}${unknown}`
   }).join(', '))
 }
 
@@ -164,7 +166,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
     config: { scope: 'read' },
     schema: {
       tags: [TAGS.decisions],
-      summary: 'The stored decision of a reference',
+      summary: 'The decision of a customer and reference, as a journal entry',
       answers: { 200: decisionAnswer },
       errors: ['DECISION_NOT_FOUND'],
       params: { type: 'object', properties: { urn: urnParam, ref: refParam } }
@@ -172,8 +174,7 @@ export async function adminRoutes (app: FastifyInstance, opts: AdminOptions): Pr
   }, async (request) => {
     const rec = await store.getDecision(request.params.urn, request.params.ref)
     if (rec === null) throw new StoreRejection('DECISION_NOT_FOUND', `no decision ${request.params.ref} for ${request.params.urn}`)
-    const { attempt: _attempt, fingerprint: _fp, limitEntries: _le, ...pub } = rec
-    return pub
+    return decisionEntryOf(rec)
   })
 
   app.post<{ Params: { urn: string, ref: string }, Body: { amount?: string | number } | null }>('/admin/v1/customers/:urn/decisions/:ref/reversal', {

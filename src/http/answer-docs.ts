@@ -38,35 +38,56 @@ export const reversalAnswer = ok('released, or (replayed) released before', {
   properties: { urn: text, reference: text, released: digits, available: digits, replayed: { type: 'boolean' } }
 })
 
-export const decisionAnswer = ok('the stored decision', {
+const count = { type: 'integer', minimum: 0, description: 'minor units' } as const
+const countOrNull = { type: ['integer', 'null'], minimum: 0, description: 'minor units; null: no limit or not known' } as const
+const instant = { type: 'string', format: 'date-time' } as const
+
+/** A decision as every admin answer gives it (src/store/decision-entry.ts, docs/api/admin.md#finding-a-decision). */
+export const decisionEntry = {
   type: 'object',
-  required: ['urn', 'reference', 'last4', 'code', 'reason', 'ruleId', 'debit', 'held', 'released', 'arrivedAtMs', 'decidedAtMs'],
+  required: ['v', 'urn', 'reference', 'last4', 'request', 'arrivedAt', 'decidedAt', 'code', 'reason', 'ruleId', 'control', 'limit', 'availableSeen',
+    'debit', 'shadowHits', 'rulesVersion', 'controls', 'customerStatus', 'cardStatus', 'answeredOnDeadline'],
   properties: {
+    v: { const: 1 },
     urn: text,
     reference: text,
     last4: text,
+    request: { type: 'object', additionalProperties: text, description: 'the request\'s fields as received' },
+    arrivedAt: instant,
+    decidedAt: { ...instant, type: ['string', 'null'] },
     code: { type: 'string', pattern: '^[0-9]{2}$' },
     reason: text,
     ruleId: nullableText,
-    debit: digits,
-    held: digits,
-    released: digits,
-    shadowLimitHits: { type: 'array', items: text },
-    arrivedAtMs: { type: 'integer' },
-    decidedAtMs: { type: 'integer' },
+    control: {
+      type: ['object', 'null'],
+      description: 'the card control that declined, with the values it saw',
+      properties: { kind: text, check: { enum: ['enabled', 'perTransactionMax', 'dailyMax'] }, limit: countOrNull, totalBefore: countOrNull, debit: count }
+    },
+    limit: { type: ['object', 'null'], description: 'for a limit decline: the window\'s use before and its max', properties: { ruleId: text, usedBefore: count, max: count } },
+    availableSeen: { ...countOrNull, description: 'for 51: the available balance seen' },
+    debit: count,
+    shadowHits: { type: 'array', items: text },
+    rulesVersion: text,
+    controls: {
+      type: ['object', 'null'],
+      description: 'the card controls that applied, as they stood',
+      additionalProperties: { type: 'object', properties: { enabled: { type: 'boolean' }, perTransactionMax: countOrNull, dailyMax: countOrNull } }
+    },
+    customerStatus: nullableText,
+    cardStatus: nullableText,
     answeredOnDeadline: { type: 'boolean' },
-    decidedCode: nullableText,
-    reversal: { type: ['object', 'null'] },
-    control: { type: ['object', 'null'] },
-    meta: { type: ['object', 'null'], description: 'rules version, shadow hits, timings' }
+    decidedCode: { ...nullableText, description: 'present when the deadline guard answered 05: what the store had decided' },
+    released: { ...count, description: 'present once part of the hold was given back (reversal, deadline release)' }
   }
-})
+}
+
+export const decisionAnswer = ok('the decision, as a journal entry', decisionEntry)
 
 export const journalAnswer = ok('journal entries, newest first', {
   type: 'object',
   required: ['items'],
   properties: {
-    items: { type: 'array', items: { type: 'object', required: ['reference', 'urn', 'code', 'reason'] } },
+    items: { type: 'array', items: decisionEntry },
     nextCursor: { type: ['string', 'null'], description: 'pass as `cursor` for the next page; null on the last' }
   }
 })

@@ -54,11 +54,19 @@ function refusalReason (err: FastifyError): string {
   return 'bad_json'
 }
 
+/** Every refusal's status and reason, each at zero from the start (labelled counters start at zero: runbook). */
+const KNOWN_REFUSALS = [
+  ['400', 'validation'], ['400', 'bad_json'], ['400', 'too_large'], ['400', 'content_type'], ['400', 'empty_body'], ['401', 'caller'], ['403', 'source']
+] as const
+
 /** Refused requests by status and reason, on the app's registry. */
 function refusals (registry: Registry): Counter<'status' | 'reason'> {
   const name = 'extauth_rejected_request_reasons_total'
-  return (registry.getSingleMetric(name) as Counter<'status' | 'reason'> | undefined) ??
-    new Counter({ name, help: 'Public requests refused before a decision, by status and reason (validation, bad_json, too_large, content_type, empty_body, caller, source)', labelNames: ['status', 'reason'], registers: [registry] })
+  const known = registry.getSingleMetric(name) as Counter<'status' | 'reason'> | undefined
+  if (known !== undefined) return known
+  const c = new Counter({ name, help: 'Public requests refused before a decision, by status and reason (validation, bad_json, too_large, content_type, empty_body, caller, source)', labelNames: ['status', 'reason'], registers: [registry] })
+  for (const [status, reason] of KNOWN_REFUSALS) c.inc({ status, reason }, 0)
+  return c
 }
 
 function statusOf (err: FastifyError): number {
@@ -86,6 +94,8 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
   const decisionLog = unredacted(app.log as Logger)
   const clock = opts.clock ?? { now: Date.now, timers: systemTimers }
   const guard = new DeadlineGuard(clock)
+  // on the scrape from the start, every reason at zero
+  refusals(metrics.registry)
 
   /** The answer for `code`, with the reply's status set. */
   function answerWith (reply: FastifyReply, status: number, code: ResponseCode, body: unknown): Answer {

@@ -11,7 +11,7 @@ import { decodeRecord } from '../store/record-format.js'
 import { REF_LOOKUP_LUA, REINDEX_LUA } from '../store/lua.js'
 import type { DecisionRecord } from '../store/types.js'
 import type { MemoryStore } from '../store/memory.js'
-import { journalEntryOf, type StoredJournalEntry } from './entry.js'
+import { decisionEntryOf, type DecisionEntry } from '../store/decision-entry.js'
 import { BucketTimeIndex, before, decodeCursor, encodeCursor, type Pos } from '../store/time-index.js'
 
 export { decodeCursor, encodeCursor }
@@ -27,11 +27,11 @@ export interface JournalSearch {
   cursor?: string
 }
 
-export interface JournalPage { items: StoredJournalEntry[], nextCursor: string | null }
+export interface JournalPage { items: DecisionEntry[], nextCursor: string | null }
 
 export interface JournalReader extends JournalSource {
   search (q: JournalSearch): Promise<JournalPage>
-  byReference (reference: string): Promise<StoredJournalEntry[]>
+  byReference (reference: string): Promise<DecisionEntry[]>
 }
 
 const PAGE = 100
@@ -52,11 +52,11 @@ export class RedisJournal implements JournalReader {
     }))
   }
 
-  async * read (fromMs: number, toMs: number): AsyncIterable<StoredJournalEntry> {
+  async * read (fromMs: number, toMs: number): AsyncIterable<DecisionEntry> {
     const all = Array.from({ length: BUCKETS }, (_, i) => i)
     let batch: Pos[] = []
-    const flush = async function * (this: RedisJournal): AsyncGenerator<StoredJournalEntry> {
-      for (const r of await this.records(batch)) if (r !== null) yield journalEntryOf(r)
+    const flush = async function * (this: RedisJournal): AsyncGenerator<DecisionEntry> {
+      for (const r of await this.records(batch)) if (r !== null) yield decisionEntryOf(r)
       batch = []
     }
     for await (const p of this.index.merged(all, fromMs, toMs, false, null)) {
@@ -69,7 +69,7 @@ export class RedisJournal implements JournalReader {
   async search (q: JournalSearch): Promise<JournalPage> {
     const buckets = q.urn !== undefined ? [bucketOf(q.urn)] : Array.from({ length: BUCKETS }, (_, i) => i)
     const start = q.cursor !== undefined ? decodeCursor(q.cursor) : null
-    const items: StoredJournalEntry[] = []
+    const items: DecisionEntry[] = []
     let last: Pos | null = null
     const want = q.urn !== undefined ? `${part(q.urn)}:` : null
     let batch: Pos[] = []
@@ -78,7 +78,7 @@ export class RedisJournal implements JournalReader {
       for (let i = 0; i < batch.length; i++) {
         const r = recs[i]
         last = batch[i] as Pos
-        if (r != null && matches(r, q)) items.push(journalEntryOf(r))
+        if (r != null && matches(r, q)) items.push(decisionEntryOf(r))
         if (items.length >= q.limit) return true
       }
       batch = []
@@ -117,7 +117,7 @@ export class RedisJournal implements JournalReader {
    * names, in two round trips. On a single Redis the 1,024 fields are read by one script; on a Cluster one
    * HGET per bucket goes to its slot's node, side by side.
    */
-  async byReference (reference: string): Promise<StoredJournalEntry[]> {
+  async byReference (reference: string): Promise<DecisionEntry[]> {
     const ref = part(reference)
     const shard = refShard(ref)
     const hashKeys = Array.from({ length: BUCKETS }, (_, b) => this.keys.refIndex(b, shard))
@@ -131,7 +131,7 @@ export class RedisJournal implements JournalReader {
       for (let i = 0; i + 1 < raw.length; i += 2) hits.push([Number(raw[i]), String(raw[i + 1])])
     }
     const found: Pos[] = hits.flatMap(([bucket, urns]) => urns.split(':').map((u) => ({ score: 0, bucket, member: `${u}:${ref}` })))
-    return (await this.records(found)).filter((r): r is DecisionRecord => r !== null && r.reference === reference).map(journalEntryOf)
+    return (await this.records(found)).filter((r): r is DecisionRecord => r !== null && r.reference === reference).map(decisionEntryOf)
       .sort((a, b) => b.arrivedAt.localeCompare(a.arrivedAt))
   }
 }
@@ -156,23 +156,23 @@ export class MemoryJournal implements JournalReader {
       .sort((a, b) => (before(a.pos, b.pos, desc) ? -1 : before(b.pos, a.pos, desc) ? 1 : 0))
   }
 
-  async * read (fromMs: number, toMs: number): AsyncIterable<StoredJournalEntry> {
-    for (const { rec } of this.sorted(false)) if (rec.arrivedAtMs >= fromMs && rec.arrivedAtMs < toMs) yield journalEntryOf(rec)
+  async * read (fromMs: number, toMs: number): AsyncIterable<DecisionEntry> {
+    for (const { rec } of this.sorted(false)) if (rec.arrivedAtMs >= fromMs && rec.arrivedAtMs < toMs) yield decisionEntryOf(rec)
   }
 
   async search (q: JournalSearch): Promise<JournalPage> {
     const start = q.cursor !== undefined ? decodeCursor(q.cursor) : null
-    const items: StoredJournalEntry[] = []
+    const items: DecisionEntry[] = []
     for (const { pos, rec } of this.sorted(true)) {
       if (start !== null && !before(start, pos, true)) continue
       if (rec.arrivedAtMs < (q.fromMs ?? 0) || rec.arrivedAtMs >= (q.toMs ?? Number.MAX_SAFE_INTEGER) || !matches(rec, q)) continue
-      items.push(journalEntryOf(rec))
+      items.push(decisionEntryOf(rec))
       if (items.length >= q.limit) return { items, nextCursor: encodeCursor(pos) }
     }
     return { items, nextCursor: null }
   }
 
-  async byReference (reference: string): Promise<StoredJournalEntry[]> {
-    return this.store.decisionsByReference(reference).map(journalEntryOf).sort((a, b) => b.arrivedAt.localeCompare(a.arrivedAt))
+  async byReference (reference: string): Promise<DecisionEntry[]> {
+    return this.store.decisionsByReference(reference).map(decisionEntryOf).sort((a, b) => b.arrivedAt.localeCompare(a.arrivedAt))
   }
 }

@@ -15,6 +15,7 @@ import type { Store } from '../store/types.js'
 import { MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './answer.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type RenewLock, type Revised } from './records.js'
+import { readHeldMove, sameCall, sendsSoFar } from './earlier-formats.js'
 
 export type HoldState =
   /** nothing held (never taken, or given back) */
@@ -49,8 +50,8 @@ export interface HeldMoveRecord extends Revised {
   hold: Hold
   /**
    * sends to the platform that may have left, counted before each is made and taken off again when it
-   * certainly did not leave (absent on records from before the count: unknown). A 1054 on the first send
-   * is not about a send of ours.
+   * certainly did not leave (absent on records from before the count: unknown, at least one; see
+   * earlier-formats.ts). A 1054 on the first send is not about a send of ours.
    */
   sends?: number
   /**
@@ -69,6 +70,8 @@ export interface HeldMoveRecord extends Revised {
    * are not kept (a caller may put anything in an account number); the repeat brings them again.
    */
   fingerprint: string
+  /** a record of an earlier format whose kept values allow a second reading of the call (earlier-formats.ts) */
+  fingerprintAlso?: string
   createdAtMs: number
   updatedAtMs: number
 }
@@ -119,7 +122,7 @@ export class HeldMoves<R extends HeldMoveRecord> {
     private readonly clock: () => number,
     lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
   ) {
-    this.records = new RecordBook<R>(store, kind, lockTtlMs, (r) => this.settled(r))
+    this.records = new RecordBook<R>(store, kind, lockTtlMs, (r) => this.settled(r), (r) => readHeldMove(kind, r))
   }
 
   /**
@@ -191,9 +194,12 @@ export class HeldMoves<R extends HeldMoveRecord> {
     }
   }
 
-  /** A repeat with other values than the first call's is a conflict, never a new operation. */
-  conflict (r: HeldMoveRecord, fingerprint: string): void {
-    if (r.fingerprint !== fingerprint) throw new LifecycleConflict('REFERENCE_CONFLICT', `${this.kind} ${r.clientTxnId} exists with other values`)
+  /**
+   * A repeat with other values than the first call's is a conflict, never a new operation. `keptAgree`: the
+   * values every format of the record kept (parties, amount) are the repeat's.
+   */
+  conflict (r: HeldMoveRecord, fingerprint: string, keptAgree: boolean): void {
+    if (!sameCall(r, fingerprint, keptAgree)) throw new LifecycleConflict('REFERENCE_CONFLICT', `${this.kind} ${r.clientTxnId} exists with other values`)
   }
 
   /** The answer fields every transfer and unload carries. */
@@ -238,7 +244,7 @@ export class HeldMoves<R extends HeldMoveRecord> {
    * moved the money, and a repeat must settle that first.
    */
   private async unsent (r: R): Promise<R> {
-    const earlier = (r.sends ?? 1) - 1
+    const earlier = sendsSoFar(r) - 1
     if (earlier > 0) return await this.save(r, { sends: earlier } as Partial<R>)
     return await this.release(r, { sends: 0 } as Partial<R>)
   }
@@ -317,7 +323,8 @@ export class HeldMoves<R extends HeldMoveRecord> {
         ({ r, kept } = await this.keepToken(r, token))
       } else if (token === null) {
         await steps.renew?.()
-        r = await this.save(r, { sends: (r.sends ?? 0) + 1 } as Partial<R>)
+        // a record from before the count may have sent already: unknown counts as one send
+        r = await this.save(r, { sends: sendsSoFar(r) + 1 } as Partial<R>)
         let sent: Awaited<ReturnType<HeldMoveSteps<R>['send']>>
         try {
           sent = await steps.send()

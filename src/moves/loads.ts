@@ -8,6 +8,11 @@ import { failedAnswer, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, type Lifecyc
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
 import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type Revised } from './records.js'
 import { refuseClosedReceiver } from './receiver.js'
+import { authorizesSoFar } from './earlier-formats.js'
+
+const PREVIOUSLY_AUTHORIZED_RECONCILE = 'the gateway answered 96 PREVIOUSLY AUTHORIZED to this load\'s only authorize: the card was ' +
+  'charged for an earlier load of this merchantReferenceNo whose record was forgotten; nothing was credited for this one. ' +
+  'Check the customer\'s credits for the earlier charge (reference load:<merchantReferenceNo>) and credit it by hand if missing'
 
 export interface LoadRecord extends Revised {
   merchantReferenceNo: string
@@ -24,6 +29,13 @@ export interface LoadRecord extends Revised {
    * so a resume however late knows that false means it was never made (absent on older records: unknown).
    */
   crediting?: boolean
+  /**
+   * authorizes that may have reached the gateway, counted before each is made and taken off again when it
+   * certainly did not leave (absent on records from before the count: unknown, at least one; see
+   * earlier-formats.ts). 96 PREVIOUSLY AUTHORIZED to the first is about an earlier load of the same
+   * merchantReferenceNo (one whose record was forgotten), never a charge of this one.
+   */
+  authorizes?: number
   /** FAILED: what a person must check before the load can be settled */
   reconcile?: string
   createdAtMs: number
@@ -133,6 +145,7 @@ export class LoadService {
         currencyCode: req.currencyCode,
         cardLast4: req.pan.slice(-4),
         status: res.kind === 'ok' ? 'OTP_SENT' : otpStatus(res),
+        authorizes: 0,
         pgTransactionId: res.kind === 'ok' ? res.pgTransactionId ?? null : res.pgTransactionId ?? null,
         upstream: res.kind === 'ok' ? { code: '00', description: 'success' } : upstreamOf(res),
         createdAtMs: now,
@@ -182,8 +195,20 @@ export class LoadService {
 
       if (r.status === 'OTP_VERIFIED') {
         await renew()
+        r = await this.save(r, { authorizes: authorizesSoFar(r) + 1 })
         const a = await this.gateway.authorize({ merchantReferenceNo: ref, pgTransactionId })
-        if (a.kind === 'failed') return this.answer(r, failedAnswer(a))
+        if (a.kind === 'failed') {
+          // never reached the gateway: not counted, so a 96 to the next one is still told apart
+          if (!a.sent) r = await this.save(r, { authorizes: authorizesSoFar(r) - 1 })
+          return this.answer(r, failedAnswer(a))
+        }
+        if (a.kind === 'declined' && a.previously === 'authorized' && r.authorizes === 1) {
+          // 96 PREVIOUSLY AUTHORIZED to our only authorize: the gateway charged the card for an earlier load of
+          // this merchantReferenceNo (its record forgotten), not for this one. Whether that charge was credited
+          // is no longer known here (credited, as a rule; not if the earlier record was forgotten before its
+          // credit): nothing is credited now, and an operator checks
+          return this.answer(await this.save(r, { status: 'FAILED', upstream: upstreamOf(a), reconcile: PREVIOUSLY_AUTHORIZED_RECONCILE }))
+        }
         if (a.kind === 'declined' && a.previously !== 'authorized') {
           // a system error, a code outside the table or a non-2xx may come after the issuer approved (91:
           // it answered late): the load stays OTP_VERIFIED, and the repeat's authorize hears 96 PREVIOUSLY

@@ -74,11 +74,14 @@ export class RecordBook<R extends Revised> {
     private readonly store: Store,
     readonly kind: LifecycleKind,
     private readonly lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT,
-    private readonly mayExpire: MayExpire<R> = () => true
+    private readonly mayExpire: MayExpire<R> = () => true,
+    /** reads a record of any earlier format as this version's (earlier-formats.ts) */
+    private readonly read: (stored: R) => R = (r) => r
   ) {}
 
   async find (id: string): Promise<R | null> {
-    return await this.store.getLifecycle<R>(this.kind, id)
+    const r = await this.store.getLifecycle<R>(this.kind, id)
+    return r === null ? null : this.read(r)
   }
 
   /** Saves `next` as record `id` over `prev` (null: a new record). */

@@ -30,6 +30,11 @@ export interface TransferAnswer extends HeldMoveAnswer {
   amount: string
 }
 
+/** The values that make a transfer: a repeat must carry the same ones. */
+export function transferFingerprint (req: TransferRequest): string {
+  return fingerprintOf([req.fromUrn, req.toUrn, req.amount, req.fromAccountNumber, req.toAccountNumber])
+}
+
 export class TransferService {
   private readonly moves: HeldMoves<TransferRecord>
 
@@ -56,9 +61,9 @@ export class TransferService {
   async transfer (req: TransferRequest): Promise<TransferAnswer> {
     const id = req.clientTxnId
     return await this.moves.locked(id, async (renew) => {
-      const fingerprint = fingerprintOf([req.fromUrn, req.toUrn, req.amount, req.fromAccountNumber, req.toAccountNumber])
+      const fingerprint = transferFingerprint(req)
       let r = await this.moves.find(id)
-      if (r !== null) this.moves.conflict(r, fingerprint)
+      if (r !== null) this.moves.conflict(r, fingerprint, r.fromUrn === req.fromUrn && r.toUrn === req.toUrn && r.amount === String(req.amount))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
         await this.moves.refuseOtherKind(id)

@@ -30,7 +30,7 @@ export interface UnloadAnswer extends HeldMoveAnswer {
 }
 
 /** The values that make an unload: a repeat must carry the same ones. */
-function fingerprint (req: UnloadRequest): string {
+export function unloadFingerprint (req: UnloadRequest): string {
   return fingerprintOf([
     req.urn, req.accountNumber, req.amount, req.fee, req.receiver, req.sourceType, req.fundFlowType, req.implId, req.implType,
     req.beneficiaryId, req.customerId ?? null, req.customerMobile ?? null, req.reservedField1 ?? null, req.extra ?? null
@@ -67,7 +67,7 @@ export class UnloadService {
     checkUnload({ ...checked, customerId: req.customerId ?? 'unknown' })
     return await this.moves.locked(id, async (renew) => {
       let r = await this.moves.find(id)
-      if (r !== null) this.moves.conflict(r, fingerprint(req))
+      if (r !== null) this.moves.conflict(r, unloadFingerprint(req), r.urn === req.urn && r.amount === String(req.amount) && r.fee === String(req.fee))
       const replay = r !== null && this.moves.isFinal(r)
       if (r === null) {
         await this.moves.refuseOtherKind(id)
@@ -80,7 +80,7 @@ export class UnloadService {
           throw new LifecycleConflict('WRONG_STATE', `customer ${req.urn} has no customerId recorded: set it, or send customerId`)
         }
         r = await this.moves.create({
-          clientTxnId: id, urn: req.urn, customerId, amount: String(req.amount), fee: String(req.fee), requestDateTimeMs: this.clock(), fingerprint: fingerprint(req)
+          clientTxnId: id, urn: req.urn, customerId, amount: String(req.amount), fee: String(req.fee), requestDateTimeMs: this.clock(), fingerprint: unloadFingerprint(req)
         }, { urn: req.urn, amount: req.amount + req.fee })
       }
       const { urn: _urn, ...fields } = req

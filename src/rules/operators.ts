@@ -1,6 +1,7 @@
 // The operators a condition may use, and which operands each accepts for a field of a given kind.
 // Checking operands against the field's type at load time is what keeps `{"mcc": {"eq": 7995}}` (a number
 // against the string mcc) from loading as a rule that silently never matches.
+import { numericOf } from '../domain/currencies.js'
 import { fieldExample, fieldSpec, type FieldKind } from './fields.js'
 import type { RuleErrorCode } from './errors.js'
 
@@ -38,13 +39,19 @@ function scalarFits (kind: FieldKind, v: unknown): v is Scalar {
   }
 }
 
-/** What a value of the field looks like, quoting the field's own sample ("356" for currencyCode). */
-function kindWord (kind: FieldKind, field: string): string {
+/**
+ * What a value of the field looks like, quoting the field's own sample ("356" for currencyCode), and for the
+ * value given what to write instead: a number quoted, a currency's letters as its ISO 4217 number.
+ */
+function kindWord (kind: FieldKind, field: string, given?: unknown): string {
   switch (kind) {
     case 'string': return 'a string'
     case 'digits': {
       const sample = String(fieldSpec(field)?.sample ?? '1')
-      return `a string of digits (quote it: "${sample}", not ${Number(sample)})`
+      if (typeof given !== 'string') return `a string of digits (quote it: "${sample}", not ${Number(sample)})`
+      const numeric = field === 'currencyCode' || field === 'billingCurrency' ? numericOf(given) : null
+      if (numeric !== null) return `an ISO 4217 numeric code, a string of digits: ${given.toUpperCase()} is "${numeric}"`
+      return `a string of digits, e.g. "${sample}"`
     }
     case 'integer': return 'a safe integer'
     case 'boolean': return 'true or false'
@@ -75,7 +82,7 @@ export function checkOperand (op: Operator, field: string, kind: FieldKind, oper
   switch (op) {
     case 'eq':
     case 'ne':
-      if (!scalarFits(kind, operand)) return bad(`the operand must be ${kindWord(kind, field)}`)
+      if (!scalarFits(kind, operand)) return bad(`the operand must be ${kindWord(kind, field, operand)}`)
       return { op, value: operand }
     case 'in':
     case 'notIn': {
@@ -83,7 +90,7 @@ export function checkOperand (op: Operator, field: string, kind: FieldKind, oper
       if (operand.length === 0) return { code: 'RULE_CONDITION_EMPTY', detail: `${field} ${op}: the list is empty`, hint }
       if (operand.length > inValuesMax) return bad(`the list has more than ${inValuesMax} values`)
       for (const v of operand) {
-        if (!scalarFits(kind, v)) return bad(`every value must be ${kindWord(kind, field)}; ${JSON.stringify(v)} is not`)
+        if (!scalarFits(kind, v)) return bad(`every value must be ${kindWord(kind, field, v)}; ${JSON.stringify(v)} is not`)
       }
       return { op, values: operand as Scalar[] }
     }

@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject } from 'ajv'
 import { RESPONSE_CODES } from '../domain/request.js'
 import { ruleError, type RuleError, type RuleErrorCode } from './errors.js'
 import { didYouMean } from './suggest.js'
+import { declineHint } from './decline-hint.js'
 
 export const ruleIdLengthMax = 64
 export const descriptionLengthMax = 1000
@@ -101,7 +102,8 @@ function toRuleError (file: string, doc: unknown, e: ErrorObject): RuleError {
   } else if (e.keyword === 'enum') {
     detail = `got ${JSON.stringify(e.data)}`
     const allowed = ((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String)
-    hint = didYouMean(String(e.data), allowed)
+    // a decline code is chosen by its meaning, never by its spelling
+    hint = e.instancePath.endsWith('/then/decline') ? declineHint(e.data, allowed) : didYouMean(String(e.data), allowed)
   } else {
     // JSON.stringify gives undefined for undefined, whatever its type says
     detail = `${e.message ?? e.keyword}; got ${(JSON.stringify(e.data) as string | undefined)?.slice(0, 80) ?? 'undefined'}`

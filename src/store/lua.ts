@@ -952,7 +952,7 @@ return {'OK', '0', fmt(amt), fmt(available)}
  * ARGV[6] max balance  ARGV[7] how long the reference is kept, s (the decision retention)
  * ARGV[8] event type, '' for funds.credited / funds.debited (a note names its own)   ARGV[9] the event's details (JSON) or ''
  * ARGV[10] audit context JSON or '' (see AUDIT)   ARGV[11] how long audit records are kept, s
- * Returns {'OK', replayed '0'|'1', available} or {rejection code}
+ * Returns {'OK', replayed '0'|'1', available} or {rejection code} ({'INSUFFICIENT_FUNDS', available} for a debit)
  */
 export const MONEY_OP_LUA = COMMON + AUDIT + `
 local auditing = auditOf(ARGV[10], ARGV[11])
@@ -967,7 +967,7 @@ end
 local cur = tonumber(redis.call('HGET', KEYS[1], 'available') or '0')
 local delta = amt
 if ARGV[1] == 'debit' then
-  if amt > cur then return {'INSUFFICIENT_FUNDS'} end
+  if amt > cur then return {'INSUFFICIENT_FUNDS', fmt(cur)} end
   delta = -amt
 elseif ARGV[1] == 'credit' and cur + amt > tonumber(ARGV[6]) then
   return {'BALANCE_LIMIT'}

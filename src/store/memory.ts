@@ -1,5 +1,6 @@
 // The embedded store for `npm start` without Redis: the same semantics as the Redis scripts, in one
 // process. Each method runs to completion without awaiting in between, which makes it atomic.
+import { alreadyReversed, insufficientFunds } from './rejections.js'
 import { ERR_STORE_NOT_DONE, LifecycleStale, reject } from '../errors.js'
 import type { ResponseCode } from '../domain/request.js'
 import { Keys, bucketOf, limitMember, part } from './keys.js'
@@ -464,7 +465,7 @@ export class MemoryStore implements Store {
       if (prior === amount) return { replayed: true, available: c.available }
       reject('REFERENCE_CONFLICT')
     }
-    if (kind === 'debit' && amount > c.available) reject('INSUFFICIENT_FUNDS')
+    if (kind === 'debit' && amount > c.available) insufficientFunds(c.available, amount)
     if (kind === 'credit' && c.available + amount > MAX_BALANCE) reject('BALANCE_LIMIT')
     const before = { available: String(c.available) }
     c.available += kind === 'debit' ? -amount : amount
@@ -528,7 +529,7 @@ export class MemoryStore implements Store {
     const cust = this.customers.get(urn)
     if (rec.reversal !== null) {
       if (rec.reversalRequested === requested) return { replayed: true, released: Number(rec.reversal.amount), available: cust?.available ?? 0 }
-      reject('ALREADY_REVERSED')
+      alreadyReversed(reference, rec.reversal)
     }
     if (rec.code !== '00') reject('NOT_APPROVED')
     const held = Number(rec.held)

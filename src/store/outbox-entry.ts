@@ -2,6 +2,8 @@
 // body the receiver gets: {id, type, createdAt, data}. Both stores and the relay read entries through here.
 import { entriesFromFields, pairsToObject } from './control-fields.js'
 import { controlHitOf } from './record.js'
+import { auditEntryOf } from './audit-entry.js'
+import { AUDIT_EVENT_TYPE, type AuditRecord } from '../domain/audit.js'
 import { metaOfRest } from './record-format.js'
 
 export { EVENT_TYPES, type EventType } from '../domain/events.js'
@@ -73,6 +75,8 @@ export function eventBody (bucket: number, streamId: string, fields: Record<stri
     }
   } else if (type === 'card.controls.updated') {
     data = { urn: fields.u, last4: d.last4, before: entriesFromFields(pairsToObject(d.before)), after: entriesFromFields(pairsToObject(d.after)) }
+  } else if (type === AUDIT_EVENT_TYPE) {
+    data = { urn: fields.u, ...auditEntryOf({ ...d, ...json(fields.x) } as unknown as Pick<AuditRecord, 'before' | 'after'>) }
   } else {
     data = { urn: fields.u, ...d, ...json(fields.x) }
   }

@@ -1,4 +1,5 @@
 // The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
+import { alreadyReversed, insufficientFunds } from './rejections.js'
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, Command, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
 import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, LifecycleStale, reject, type StoreRejectionCode } from '../errors.js'
@@ -465,6 +466,7 @@ export class RedisStore implements Store {
     const out = await send(this.client, async () => await this.scripts.extauthMoneyOp(k.customer(urn), k.moneyOp(urn, kind, reference), k.stream(urn),
       kind, String(amount), reference, urn, String(this.streamMaxLen), String(MAX_BALANCE), this.retentionSeconds,
       event?.type ?? '', event?.details !== undefined ? JSON.stringify(event.details) : '', ...this.auditArgs(audit))) as string[]
+    if (out[0] === 'INSUFFICIENT_FUNDS') insufficientFunds(out[1] ?? 'less', amount)
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', available: Number(out[2]) }
@@ -511,6 +513,7 @@ export class RedisStore implements Store {
     const windowKeys = [...rec.limitEntries.map((e) => e[0]), ...rec.controlEntries.map((e) => e[0])]
     const out = await send(this.client, async () => await this.scripts.extauthReverse(3 + windowKeys.length, k.customer(urn), k.decision(urn, reference),
       k.stream(urn), ...windowKeys, amount === null ? '' : String(amount), this.streamMaxLenArg, ...this.auditArgs(audit), urn, reference, rec.last4)) as string[]
+    if (out[0] === 'ALREADY_REVERSED') alreadyReversed(reference, (await this.getDecision(urn, reference))?.reversal ?? null)
     if (out[0] !== 'OK') reject(String(out[0]) as StoreRejectionCode)
     if (out[1] !== '1') this.wrote(urn)
     return { replayed: out[1] === '1', released: Number(out[2]), available: Number(out[3]) }

@@ -3,6 +3,7 @@
 // The recorded answers come from the same independent model of the default rules, so the baseline replay must
 // reproduce every one of them.
 import t from 'tap'
+import { moneyWords } from '../../src/backtest/money-words.js'
 import { join } from 'node:path'
 import type { JournalEntry } from '../../src/domain/journal.js'
 import { runBacktest } from '../../src/backtest/engine.js'
@@ -247,8 +248,8 @@ t.test('the command: --journal, human table, --json, --fail-on-change', async t 
   t.equal(changed.code, 1, 'a change with --fail-on-change: exit 1')
   const plain = await cli(['--rules', raised])
   t.equal(plain.code, 0, 'a change without --fail-on-change: exit 0')
-  t.ok(plain.out.includes(`changes: approved -> declined 0 (amount 0), declined -> approved ${want.toApproved.length} (amount ${sum(want.toApproved).toLocaleString('en-US')})`), plain.out.join('\n'))
-  t.ok(plain.out.some(l => /^atm-daily-count\s+both\s+\d+\s+0\s+0\s+\d+\s+[\d,]+\s+TRN\d+/.test(l)), 'a table row per rule')
+  t.ok(plain.out.includes(`changes: approved -> declined 0 (amount 0.00 INR), declined -> approved ${want.toApproved.length} (amount ${moneyWords(sum(want.toApproved), '356')})`), plain.out.join('\n'))
+  t.ok(plain.out.some(l => /^atm-daily-count\s+both\s+\d+\s+0\s+0\.00 INR\s+\d+\s+[\d,]+\.\d\d INR\s+TRN\d+/.test(l)), 'a table row per rule, amounts in rupees')
   t.ok(plain.out.includes(`baseline replay: ${txns.filter(inRange).length} reproduced, 0 not reproduced`))
   t.ok(plain.err.some(l => /^backtest: \d+ decisions replayed in /.test(l)), 'a summary on stderr')
 

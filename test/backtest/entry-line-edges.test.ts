@@ -11,8 +11,8 @@ import { JournalLineError, NdjsonJournal } from '../../src/backtest/ndjson-sourc
 import type { JournalEntry } from '../../src/domain/journal.js'
 import { tempDir } from './helpers.js'
 
-/** An entry as the export writes it (src/journal/entry.ts: its keys in this order). */
-function base (): JournalEntry & { decidedCode?: string | null, released?: number } {
+/** An entry as the export writes it (src/store/decision-entry.ts: its keys in this order). */
+function base (): JournalEntry & { decidedCode?: string | null, released?: number, reversedAt?: string } {
   return {
     v: 1,
     urn: 'URN0000042',
@@ -81,7 +81,9 @@ const direct: Record<string, string> = {
   'an exponent with a capital E and a minus': line().replace('"availableSeen":null', '"availableSeen":15E-1'),
   'the store\'s decidedCode, null': line(e => { e.answeredOnDeadline = true; e.decidedCode = null }),
   'the store\'s decidedCode and released': line(e => { e.answeredOnDeadline = true; e.decidedCode = '00'; e.released = 150000 }),
-  'released alone': line(e => { e.released = 3 })
+  'released alone': line(e => { e.released = 3 }),
+  'released by a reversal': line(e => { e.released = 500; e.reversedAt = '2026-11-23T12:15:00.000Z' }),
+  'all three extras': line(e => { e.answeredOnDeadline = true; e.decidedCode = '00'; e.released = 7; e.reversedAt = '2026-11-23T12:15:00.000Z' })
 }
 
 /** Lines the direct reading must leave to JSON.parse (null): not the export's layout, or not JSON at all. */
@@ -99,6 +101,7 @@ const others: Record<string, string> = {
   'whitespace': JSON.stringify(base(), null, 1).replace(/\n/g, ' '),
   'a space after a colon': plain.replace('"code":"00"', '"code": "00"'),
   'the extras in the other order': line(e => { e.released = 1; e.decidedCode = '00' }),
+  'reversedAt before released': line(e => { e.reversedAt = '2026-11-23T12:15:00.000Z'; e.released = 1 }),
   'a __proto__ request key': plain.replace('"request":{', '"request":{"__proto__":"x",'),
   'a __proto__ control kind': plain.replace('"controls":{', '"controls":{"__proto__":{"enabled":true,"perTransactionMax":null,"dailyMax":null},'),
   'a number with a leading zero': plain.replace('"debit":150000', '"debit":0150000'),

@@ -1,6 +1,6 @@
 // The backtest reads an export line either directly (src/backtest/entry-line.ts, the export's own layout) or
 // with JSON.parse (anything else). Both must give the same entry, and so the same replay, for every line the
-// exporter writes (through its own code: journalEntryOf and exportJournal), for unusual values, and for lines
+// exporter writes (through its own code: decisionEntryOf and exportJournal), for unusual values, and for lines
 // written otherwise; a line the direct reading takes must be one JSON.parse reads the same.
 import t from 'tap'
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import { Writable } from 'node:stream'
 import { isDeepStrictEqual } from 'node:util'
 import type { JournalEntry } from '../../src/domain/journal.js'
 import type { DecisionRecord } from '../../src/store/types.js'
-import { journalEntryOf } from '../../src/journal/entry.js'
+import { decisionEntryOf } from '../../src/store/decision-entry.js'
 import { exportJournal } from '../../src/cli/decisions-export.js'
 import { parseExportLine } from '../../src/backtest/entry-line.js'
 import { runBacktest } from '../../src/backtest/engine.js'
@@ -77,7 +77,7 @@ function record (s: Shape, rnd: (n: number) => number, version: string): Decisio
 async function exported (records: readonly DecisionRecord[]): Promise<string[]> {
   let text = ''
   const out = new Writable({ write (chunk, _enc, done) { text += String(chunk); done() } })
-  const source = { async * read () { for (const r of records) yield journalEntryOf(r) } }
+  const source = { async * read () { for (const r of records) yield decisionEntryOf(r) } }
   await exportJournal(source, 0, Number.MAX_SAFE_INTEGER, out, () => {})
   return text.split('\n').filter(l => l !== '')
 }

@@ -22,7 +22,7 @@ const START = Date.UTC(2026, 10, 16, 2)
 // Stand-in for the decision journal's export: builds a JournalEntry from the stored decision record plus what the
 // test knows of the request and of the customer's state when it was sent. The journal's own reader (`extauth
 // decisions export`) replaces this adapter once the decision record holds the request's fields.
-async function journalEntryOf (store: Store, request: Record<string, string>, seen: { customerStatus: string | null, cardStatus: string | null, controls: JournalEntry['controls'] }): Promise<JournalEntry> {
+async function decisionEntryOf (store: Store, request: Record<string, string>, seen: { customerStatus: string | null, cardStatus: string | null, controls: JournalEntry['controls'] }): Promise<JournalEntry> {
   const urn = request.urn as string
   const rec = await store.getDecision(urn, request.transactionReferenceNumber as string)
   if (rec === null) throw new Error(`no decision stored for ${request.transactionReferenceNumber as string}`)
@@ -106,7 +106,7 @@ t.test('generated traffic through the live endpoint, replayed: every decision re
     const seen = await stateSeen(store, request)
     const res = await app.publicApp.inject({ method: 'POST', url: '/api/v1/externalAuth', headers: platformHeaders(), payload: request })
     t.equal(res.statusCode, 200)
-    const e = await journalEntryOf(store, request, seen)
+    const e = await decisionEntryOf(store, request, seen)
     t.equal((res.json() as { responseCode: string }).responseCode, e.code)
     codes.set(e.reason, (codes.get(e.reason) ?? 0) + 1)
     entries.push(e)

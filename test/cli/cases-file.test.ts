@@ -2,6 +2,7 @@
 // endpoint refuses is an error, not a case that silently runs on the defaults. And a case with many prior
 // transactions runs without warnings.
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import { parseCasesFile } from '../../src/cli/cases-file.js'
 import { runCases } from '../../src/cli/run-cases.js'
 import { compile } from '../rules/helpers.js'
@@ -78,4 +79,22 @@ t.test('a case\'s optional field sent as "" is absent, as at the endpoint', asyn
     ['currencyCode "" (the default currency)', '00', null],
     ['abroad', '05', 'cross-border']
   ])
+})
+
+t.test('a prior transaction inherits the case\'s request, as docs/rules/cli.md says', async t => {
+  // an ATM amount limit: four prior withdrawals of 6,000.00 (the case's channel and amount, not the file's
+  // defaults) and the fifth goes over 25,000.00
+  const rules = compile([{ id: 'atm-daily', when: { channel: { eq: 'ATM' } }, limit: { measure: 'amount', per: 'card', window: 'day', max: 2500000 }, then: { decline: '61' } }])
+  const parsed = parse({
+    now: '2026-11-21T12:00:00Z',
+    cases: [
+      { name: 'the fifth ATM withdrawal', request: { channel: 'ATM', transactionAmount: '600000' }, customer: { balance: 10000000 }, prior: [{ ago: '1h', count: 4 }], expect: '61', expectRuleId: 'atm-daily' },
+      { name: 'after four POS payments', request: { channel: 'ATM', transactionAmount: '600000' }, customer: { balance: 10000000 }, prior: [{ ago: '1h', count: 4, request: { channel: 'POS' } }], expect: '00' }
+    ]
+  })
+  if (!parsed.ok) return t.fail(parsed.errors.join('\n'))
+  const results = await runCases(parsed.file, { rules, timezone: 'UTC' })
+  t.same(results.map((r) => r.ok), [true, true], JSON.stringify(results))
+  const page = readFileSync(new URL('../../docs/rules/cli.md', import.meta.url), 'utf8')
+  t.match(page, /A prior\s+transaction's request is the case's request/, 'the page says so')
 })

@@ -76,7 +76,7 @@ for (const kind of ['memory', 'redis'] as const) {
     const byRoute = (route: string): AuditRecord | undefined => items.find((r) => r.route === route && r.outcome === 'done')
     t.same([byRoute(`POST ${A}/:urn/credits`)?.before, byRoute(`POST ${A}/:urn/credits`)?.after], [{ available: '0' }, { available: '10000' }], 'a credit: the balance before and after')
     t.same([byRoute(`POST ${A}/:urn/decisions/:ref/reversal`)?.before, byRoute(`POST ${A}/:urn/decisions/:ref/reversal`)?.after], [{ held: '1000', available: '8900' }, { held: '950', released: '50', available: '8950' }], 'a reversal: the hold and balance before and after')
-    t.same(byRoute(`PATCH ${A}/:urn/cards/:last4/controls`)?.after, { 'ECOM|dailyMax': '200000' }, 'controls: the card\'s own settings after')
+    t.same(byRoute(`PATCH ${A}/:urn/cards/:last4/controls`)?.after, { ECOM: { dailyMax: 200000 } }, 'controls: the card\'s own settings after, as GET …/controls shows them')
     t.match(byRoute('POST /admin/v1/rules/reload'), { before: { version: /./ }, after: { version: /./, rules: 0 } }, 'a reload: the versions before and after')
     t.ok(items.every((r, i) => i === 0 || (items[i - 1] as AuditRecord).atMs >= r.atMs), 'newest first')
 

@@ -142,9 +142,10 @@ for (const kind of ['memory', 'redis'] as const) {
       const faulty = faultyStore(store)
       const loads = new LoadService(faulty.store, gateway, () => clock.now)
       await loads.start({ urn: 'U1', amount: 500, merchantReferenceNo: 'M1', pan: '4111111111111111', expDate: '122030', cvd2: '123', currencyCode: '356', nameOnCard: 'A', mobileNumber: '919800000001' } as never)
-      // charged (AUTHORIZED recorded): 'before', the process stops before the credit begins; 'after', the
-      // credit is made and its reply lost
-      faulty.arm(when === 'before' ? { method: 'putLifecycle', at: 3, when: 'before' } : { method: 'credit', at: 1, when: 'after' })
+      // charged (AUTHORIZED recorded): 'before', the process stops before the credit begins (verify saves
+      // OTP_VERIFIED, the authorize count, AUTHORIZED, then that the credit begins); 'after', the credit is
+      // made and its reply lost
+      faulty.arm(when === 'before' ? { method: 'putLifecycle', at: 4, when: 'before' } : { method: 'credit', at: 1, when: 'after' })
       await t.rejects(loads.verify('M1', '123456'), InjectedStoreFault)
       t.match(await store.getLifecycle('load', 'M1'), { status: 'AUTHORIZED', crediting: when === 'after' })
       await pass(PAST_LIFETIME_MS)

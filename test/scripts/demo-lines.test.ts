@@ -27,7 +27,7 @@ t.test('a decision found for a shed answer is a contradiction, not printed as sh
 t.test('a decision found names its rule, or its reason and control', async (t) => {
   t.match(paymentLine('casino', '1000.00', declined, { status: 200, body: { reason: 'rule', ruleId: 'block-gambling', control: null } }, false),
     /→ 05 DO_NOT_HONOR \(rule block-gambling\)$/)
-  t.match(paymentLine('books online', '1500.00', declined, { status: 200, body: { reason: 'control_off', ruleId: null, control: { control: 'ECOM', check: 'enabled' } } }, false),
+  t.match(paymentLine('books online', '1500.00', declined, { status: 200, body: { reason: 'control_off', ruleId: null, control: { kind: 'ECOM', check: 'enabled', limit: null, totalBefore: null, debit: 150000 } } }, false),
     /→ 05 DO_NOT_HONOR \(control_off: ECOM enabled\)$/)
   t.match(paymentLine('groceries', '10.00', { responseCode: '00', responseDescription: 'TRANSACTION_APPROVED' }, { status: 200, body: { reason: 'approved', ruleId: null, control: null } }, false),
     /→ 00 TRANSACTION_APPROVED \(approved\)$/)

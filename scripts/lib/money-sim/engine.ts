@@ -18,6 +18,7 @@ import { SimProcess } from './process.js'
 import { rawState } from './raw-state.js'
 import { Scheduler } from './scheduler.js'
 import { buildWorld } from './world.js'
+import { seedEarlierRecords, writeEarlierRecords, type EarlierRecord } from './earlier-records.js'
 
 /** The simulated clock starts here on every run, so a seed replays the same windows and calendar days. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 10, 23, 10, 0, 0)
@@ -36,6 +37,8 @@ export interface SimResult {
   counts: Counts & { kills: number }
   /** loads, transfers and unloads left to an operator with a reconcile note (README) */
   reconcile: number
+  /** card-lifecycle records of earlier formats the run started from (earlier-records.ts) */
+  earlierRecords: number
   /** outbox events folded into balances (event-fold.ts) */
   eventsFolded: number
   violations: Violation[]
@@ -220,6 +223,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   }
 
   let stepsRun = 0
+  let earlier: EarlierRecord[] = []
   let lastProgress = Date.now()
   try {
     // opening state, without faults
@@ -229,7 +233,10 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
         for (const card of c.cards) { await proc.store.putCard(c.urn, card, 'ACTIVE'); noteLast4(c.urn, card) }
         if (c.opening > 0) await proc.store.credit(c.urn, c.opening, 'opening')
       }
+      if (enabled(opts, 'earlier-formats')) earlier = await seedEarlierRecords(env)
     })())
+    // outside the scheduler: the store itself, as the earlier version wrote them
+    await writeEarlierRecords(sim.store, earlier)
     await checkTouched(last4s)
 
     faultsOn = true
@@ -286,7 +293,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     await proc.kill()
     await sut.close()
   }
-  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, eventsFolded: fold.events, violations, elapsedMs: Date.now() - started, trace: sim.trace }
+  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, earlierRecords: earlier.length, eventsFolded: fold.events, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 
 function lastAnswer (sim: SimContext, urn: string, reference: string): Delivered | undefined {

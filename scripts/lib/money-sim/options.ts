@@ -28,7 +28,9 @@ export type FaultKind = typeof FAULT_KINDS[number]
 export const WORLD_FEATURES = [
   'colliding-keys',
   /** an unload now and then carries a clientTxnId a transfer used: one id space on the platform, two here */
-  'shared-txn-ids'
+  'shared-txn-ids',
+  /** the start state holds card-lifecycle records of every earlier format, mid-call (earlier-records.ts) */
+  'earlier-formats'
 ] as const
 export type WorldFeature = typeof WORLD_FEATURES[number]
 

@@ -17,6 +17,7 @@ export function summarize (r: SimResult, opts: SimOptions): string {
   lines.push(`faults injected: ${fmt(r.counts.faults)} (kills ${r.counts.kills})`)
   lines.push(`store calls ${r.counts.storeCalls} · party calls ${r.counts.partyCalls}`)
   lines.push(`answers: ${fmt(r.counts.answers)}`)
+  if (r.earlierRecords > 0) lines.push(`card-lifecycle records of earlier formats in the start state: ${r.earlierRecords}`)
   lines.push(`outbox events folded into balances: ${r.eventsFolded}`)
   lines.push(`operations left to an operator with a reconcile note (a repeat refused as 1054, or unconfirmed past retention): ${r.reconcile}`)
   if (r.violations.length === 0) {

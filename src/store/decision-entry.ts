@@ -1,19 +1,23 @@
-// A stored decision record read as a journal entry (src/domain/journal.ts), the one shape the export, the
-// admin lookups and the backtest share.
+// A stored decision record as everyone outside the store sees it: the journal entry (src/domain/journal.ts),
+// the one shape of a decision in every admin answer (by reference, by customer and reference, the search), the
+// export and the backtest. The store's encodings (its keys, `controlsSeen`'s one-letter fields, numbers kept
+// as strings, the fingerprint and attempt) stop here.
 import type { JournalEntry } from '../domain/journal.js'
-import type { DecisionRecord } from '../store/types.js'
+import type { DecisionRecord } from './types.js'
 
-export interface StoredJournalEntry extends JournalEntry {
+export interface DecisionEntry extends JournalEntry {
   /** what the store had decided before the deadline guard answered 05 */
   decidedCode?: string | null
   /** the part of the hold given back by a reversal or a deadline release */
   released?: number
+  /** when an admin reversal gave part or all of the hold back (ISO 8601) */
+  reversedAt?: string
 }
 
 const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null)
 const limitOf = (v: string): number | null => (v === '' ? null : Number(v))
 
-export function journalEntryOf (rec: DecisionRecord): StoredJournalEntry {
+export function decisionEntryOf (rec: DecisionRecord): DecisionEntry {
   const meta = rec.meta
   const request = meta?.request ?? (meta !== null
     ? { urn: rec.urn, transactionReferenceNumber: rec.reference, last4Digits: rec.last4, transactionAmount: meta.transactionAmount, currencyCode: meta.currencyCode, channel: meta.channel }
@@ -44,6 +48,7 @@ export function journalEntryOf (rec: DecisionRecord): StoredJournalEntry {
     cardStatus: rec.cardStatus ?? null,
     answeredOnDeadline: rec.answeredOnDeadline,
     ...(rec.decidedCode !== null ? { decidedCode: rec.decidedCode } : {}),
-    ...(Number(rec.released) > 0 ? { released: Number(rec.released) } : {})
+    ...(Number(rec.released) > 0 ? { released: Number(rec.released) } : {}),
+    ...(rec.reversal !== null ? { reversedAt: iso(rec.reversal.atMs) ?? new Date(0).toISOString() } : {})
   }
 }
