@@ -11,7 +11,7 @@ import { manualClock, refKey, SimViolation, type Counts, type Delivered, type Si
 import { PartyBooks } from './fake-parties.js'
 import { EventFold } from './event-fold.js'
 import { checkCustomer, checkDecision, checkJob, checkReplay, checkWindows, type CheckEnv } from './invariants.js'
-import { Model, SIM_RULES, SIM_TIMEZONE } from './model.js'
+import { HOLD_BEYOND_RUN_MS, Model, RETENTION_MS, SIM_RULES, SIM_TIMEZONE } from './model.js'
 import { OPS, type OpSpec } from './ops.js'
 import { enabled, type FaultKind, type SimOptions } from './options.js'
 import { SimProcess } from './process.js'
@@ -52,6 +52,12 @@ function compileSimRules (): CompiledRuleSet {
   return r.set
 }
 
+function modelFor (opts: SimOptions, now: () => number): Model {
+  const m = new Model(now)
+  if (opts.settlement === 'holds') m.holdTtlMs = HOLD_BEYOND_RUN_MS + RETENTION_MS
+  return m
+}
+
 /** `makeStore` gets the simulated clock (the memory store runs on it). */
 export async function runSimulation (opts: SimOptions, makeStore: (clock: () => number) => Promise<StoreUnderTest>): Promise<SimResult> {
   const started = Date.now()
@@ -66,7 +72,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   const sim: SimContext = {
     opts,
     rnd,
-    model: new Model(clock.now),
+    model: modelFor(opts, clock.now),
     scheduler: new Scheduler(rnd),
     store: sut.store,
     clock,

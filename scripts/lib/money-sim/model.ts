@@ -54,6 +54,8 @@ export function canonControls (e: ControlEntries): ControlEntries {
  * kept this long, and a decision as long as a window it has an entry in counts, and a day more.
  */
 export const RETENTION_MS = 8 * DAY
+/** SETTLEMENT_MODE=holds in the simulation: a hold expires this long after its approval (never within a run) */
+export const HOLD_BEYOND_RUN_MS = 365 * DAY
 
 export interface ModelLimit {
   ruleId: string
@@ -154,6 +156,9 @@ export class Model {
   /** the controls' daily totals of approved, unreleased debits, by [urn, last4, kind, local day] */
   readonly dailyTotals = new Map<string, number>()
 
+  /** holds mode: a decision is kept until its hold expires and the retention after (as the stores keep it) */
+  holdTtlMs = 0
+
   constructor (private readonly now: () => number) {}
 
   decision (urn: string, reference: string): ModelDecision | undefined {
@@ -222,7 +227,7 @@ export class Model {
     }
     if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
-    const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
+    const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), Math.max(RETENTION_MS, this.holdTtlMs))
     const nd: ModelDecision = {
       urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt, attemptAtMs: r.nowMs,
       answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl,
