@@ -293,7 +293,7 @@ export class MemoryStore implements Store {
       answeredOnDeadline: onDeadline, decidedCode, meta: input.meta, controlEntries, control: controlHit, ...seen,
       reversalRequested: null
     }
-    this.putRecord(decisionKey, rec, holdTtlMs(decisionTtlMs(this.retentionMs, input.limits), input, this.retentionMs))
+    this.putRecord(decisionKey, rec, holdTtlMs(decisionTtlMs(this.retentionMs, input.limits), held > 0 ? input : {}))
     this.emit(urn, 'decision.created', createdEventOf(rec, cust === undefined ? null : String(cust.available)), JSON.stringify(input.meta))
     return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits, ...(controlHit !== null ? { control: controlHit } : {}) }
   }

@@ -16,7 +16,6 @@ import {
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
-import { holdTtlMs } from '../settlement/hold-ttl.js'
 import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, fcallRefused, functionsUnavailable } from './functions.js'
 
@@ -318,7 +317,7 @@ export class RedisStore implements Store {
       String(4 + limitKeys.length + controlKeys.length),
       k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
-      String(input.nowMs), String(deadlineAtMs), String(Math.ceil(holdTtlMs(decisionTtlMs(this.retentionMs, input.limits), input, this.retentionMs) / 1000)), this.streamMaxLenArg,
+      String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
       this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '',
       this.compact ? '' : JSON.stringify(input.meta),

@@ -39,6 +39,19 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.same(await balances(store, urn), { available: 7500, held: 2500, ledger: 10_000 })
   })
 
+  t.test('a hold\'s decision is kept past its expiry by the retention; a decline in holds mode as long as ever', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 1000)
+    const expires = Date.now() + 31 * 86_400_000
+    const ref = await approve(store, urn, 500, expires)
+    const kept = (await store.getDecision(urn, ref))?.expiresAtMs ?? 0
+    t.ok(kept >= expires + 7 * 86_400_000, 'kept past the hold\'s expiry')
+    const declined = authInput(urn, { debitAmount: 5000, fingerprint: 'd', holdExpiresAtMs: expires })
+    t.equal((await store.authorize(declined)).code, '51')
+    const short = (await store.getDecision(urn, declined.reference))?.expiresAtMs ?? Infinity
+    t.ok(short < Date.now() + 10 * 86_400_000, 'a decline holds nothing and is kept the usual time')
+  })
+
   t.test('final mode: an approval debits as before, nothing held', async (t) => {
     const store = await make(t)
     const urn = await funded(store, 10_000)

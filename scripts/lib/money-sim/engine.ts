@@ -11,7 +11,7 @@ import { manualClock, refKey, SimViolation, type Counts, type Delivered, type Si
 import { PartyBooks } from './fake-parties.js'
 import { EventFold } from './event-fold.js'
 import { checkCustomer, checkDecision, checkJob, checkReplay, checkWindows, type CheckEnv } from './invariants.js'
-import { HOLD_BEYOND_RUN_MS, Model, RETENTION_MS, SIM_RULES, SIM_TIMEZONE } from './model.js'
+import { HOLD_BEYOND_RUN_MS, Model, SIM_RULES, SIM_TIMEZONE } from './model.js'
 import { OPS, type OpSpec } from './ops.js'
 import { enabled, type FaultKind, type SimOptions } from './options.js'
 import { SimProcess } from './process.js'
@@ -54,7 +54,7 @@ function compileSimRules (): CompiledRuleSet {
 
 function modelFor (opts: SimOptions, now: () => number): Model {
   const m = new Model(now)
-  if (opts.settlement === 'holds') m.holdTtlMs = HOLD_BEYOND_RUN_MS + RETENTION_MS
+  if (opts.settlement === 'holds') m.holdTtlMs = HOLD_BEYOND_RUN_MS
   return m
 }
 

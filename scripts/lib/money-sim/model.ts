@@ -156,7 +156,7 @@ export class Model {
   /** the controls' daily totals of approved, unreleased debits, by [urn, last4, kind, local day] */
   readonly dailyTotals = new Map<string, number>()
 
-  /** holds mode: a decision is kept until its hold expires and the retention after (as the stores keep it) */
+  /** holds mode: how long after its approval a hold expires; its decision is kept that much longer (as the stores keep it) */
   holdTtlMs = 0
 
   constructor (private readonly now: () => number) {}
@@ -227,7 +227,9 @@ export class Model {
     }
     if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
-    const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), Math.max(RETENTION_MS, this.holdTtlMs))
+    let ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
+    // holds mode: an approval's decision is kept past its hold's expiry by as long again (src/settlement/hold-ttl.ts)
+    if (code === '00' && r.debit > 0) ttl += this.holdTtlMs
     const nd: ModelDecision = {
       urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt, attemptAtMs: r.nowMs,
       answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl,
