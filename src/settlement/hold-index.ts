@@ -6,6 +6,8 @@ export class HoldIndex {
   /** ordered by expiry, then member */
   private readonly sorted: DueHold[] = []
   private readonly byMember = new Map<string, number>()
+  /** what each open hold holds (the Redis store's '<stream>:ha'), so that expiry releases it even when its decision is gone */
+  private readonly amounts = new Map<string, number>()
 
   private position (h: DueHold): number {
     let lo = 0
@@ -19,8 +21,9 @@ export class HoldIndex {
     return lo
   }
 
-  add (member: string, expiresAtMs: number): void {
+  add (member: string, expiresAtMs: number, amount: number): void {
     this.remove(member)
+    this.amounts.set(member, amount)
     const h = { member, expiresAtMs }
     this.sorted.splice(this.position(h), 0, h)
     this.byMember.set(member, expiresAtMs)
@@ -40,7 +43,16 @@ export class HoldIndex {
     const i = this.position({ member, expiresAtMs: at })
     this.sorted.splice(i, 1)
     this.byMember.delete(member)
+    this.amounts.delete(member)
     return true
+  }
+
+  amountOf (member: string): number {
+    return this.amounts.get(member) ?? 0
+  }
+
+  setAmount (member: string, amount: number): void {
+    if (this.byMember.has(member)) this.amounts.set(member, amount)
   }
 
   /** the first `max` holds due at `asOfMs` (expiry at or before it), earliest first */

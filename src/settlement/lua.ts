@@ -41,7 +41,12 @@ local function settleRecord (rec, dkey, ckey, stream, rel, keep)
   local open = redis.call('ZSCORE', stream .. ':h', member)
   if open then
     redis.call('HINCRBY', ckey, 'held', -(rel + keep))
-    if held - rel - keep <= 0 then redis.call('ZREM', stream .. ':h', member) end
+    if held - rel - keep <= 0 then
+      redis.call('ZREM', stream .. ':h', member)
+      redis.call('HDEL', stream .. ':ha', member)
+    else
+      redis.call('HSET', stream .. ':ha', member, fmt(held - rel - keep))
+    end
   end
   if rel > 0 then
     local kept = {}
@@ -257,8 +262,22 @@ for _, member in ipairs(due) do
       held = redis.call('HGET', ckey, 'held') or '0'
     })
     expired = expired + 1
+  else
+    -- its decision is gone (kept past the expiry by the retention: no expiry ran that long): what the index
+    -- says it holds goes back all the same
+    local amt = tonumber(redis.call('HGET', stream .. ':ha', member) or '0')
+    if amt > 0 and redis.call('EXISTS', ckey) == 1 then
+      redis.call('HINCRBY', ckey, 'held', -amt)
+      local available = redis.call('HINCRBY', ckey, 'available', amt)
+      emit(stream, ARGV[3], 'authorization.expired', unpart(urnp), {
+        reference = unpart(refp), last4 = unpart(l4p), released = fmt(amt), available = fmt(available),
+        held = redis.call('HGET', ckey, 'held') or '0'
+      })
+      expired = expired + 1
+    end
   end
   redis.call('ZREM', stream .. ':h', member)
+  redis.call('HDEL', stream .. ':ha', member)
 end
 local more = '0'
 if #due == tonumber(ARGV[2]) then more = '1' end

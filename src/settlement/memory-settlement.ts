@@ -54,6 +54,7 @@ export class MemorySettlement implements SettlementStore {
     if (this.store.holds.has(member)) {
       cust.held -= rel + keep
       if (held - rel - keep <= 0) this.store.holds.remove(member)
+      else this.store.holds.setAmount(member, held - rel - keep)
     }
     let limitEntries = rec.limitEntries
     let controlEntries = rec.controlEntries
@@ -192,6 +193,13 @@ export class MemorySettlement implements SettlementStore {
         cust.available += held
         this.states.set(key, { ...this.stateOf(key), ex: asOfMs })
         this.s.emit(urn, 'authorization.expired', { reference: rec.reference, last4: rec.last4, released: String(held), available: String(cust.available), held: String(cust.held) })
+        expired++
+      } else if (cust !== undefined && this.store.holds.amountOf(h.member) > 0) {
+        // its decision is gone (no expiry ran for as long as it is kept past the expiry): the amount goes back all the same
+        const amt = this.store.holds.amountOf(h.member)
+        cust.held -= amt
+        cust.available += amt
+        this.s.emit(urn, 'authorization.expired', { reference: unpart(refp), last4: unpart(h.member.split(':')[2] ?? ''), released: String(amt), available: String(cust.available), held: String(cust.held) })
         expired++
       }
       this.store.holds.remove(h.member)

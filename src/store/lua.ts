@@ -123,11 +123,17 @@ local function keyPart (v) return (string.gsub(string.gsub(v, '%%', '%%25'), ':'
 -- Settlement (src/settlement/): an approval in holds mode is an open hold, a member '<decision key tail>:<last4>'
 -- of the bucket's hold index '<stream>:h' scored by its expiry. A release of what it holds (a reversal, a
 -- deadline compensation) also takes it off the customer's 'held'; once nothing is left it leaves the index.
+-- '<stream>:ha' keeps what each open hold holds, so that expiry releases it even when its decision is gone.
 local function holdRelease (stream, dkey, ckey, last4, amt, left)
   local member = string.match(dkey, '}:d:(.*)$') .. ':' .. keyPart(last4)
   if not redis.call('ZSCORE', stream .. ':h', member) then return end
   if amt > 0 then redis.call('HINCRBY', ckey, 'held', -amt) end
-  if left <= 0 then redis.call('ZREM', stream .. ':h', member) end
+  if left <= 0 then
+    redis.call('ZREM', stream .. ':h', member)
+    redis.call('HDEL', stream .. ':ha', member)
+  else
+    redis.call('HSET', stream .. ':ha', member, string.format('%d', left))
+  end
 end
 -- the record key's tag, and the scope of the customer's card ('<urn>:<last4>', escaped)
 local function recordScope (key, last4)
@@ -732,7 +738,9 @@ if code == '00' then
   if debit > 0 and ARGV[20] ~= '' then
     -- holds mode: the approval is a hold that clearing posts or expiry releases (src/settlement/)
     redis.call('HINCRBY', KEYS[1], 'held', debit)
-    redis.call('ZADD', KEYS[4] .. ':h', ARGV[20], string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3]))
+    local holdMember = string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3])
+    redis.call('ZADD', KEYS[4] .. ':h', ARGV[20], holdMember)
+    redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4])
   end
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do

@@ -75,6 +75,7 @@ export class MemoryStore implements Store {
     if (!this.holds.has(member)) return
     if (cust !== undefined) cust.held -= amt
     if (left <= 0) this.holds.remove(member)
+    else this.holds.setAmount(member, left)
   }
 
   constructor (opts: MemoryStoreOptions = {}) {
@@ -262,7 +263,7 @@ export class MemoryStore implements Store {
       held = debit
       if (debit > 0 && input.holdExpiresAtMs !== undefined) {
         cust.held += debit
-        this.holds.add(this.holdMember(decisionKey, last4), input.holdExpiresAtMs)
+        this.holds.add(this.holdMember(decisionKey, last4), input.holdExpiresAtMs, debit)
       }
       const member = limitMember(debit, reference)
       input.limits.forEach((l, i) => {

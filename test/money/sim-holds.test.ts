@@ -1,6 +1,7 @@
 // The money simulation with SETTLEMENT_MODE=holds: every approval a hold, through faults at every await,
-// repeats, deadline compensations, reversals and kills; besides every invariant of the final mode, each
-// customer's held is what its approvals still hold (released once, never both released and held).
+// repeats, deadline compensations, reversals and kills, and expiry run between steps (as another instance
+// would); besides every invariant of the final mode (balances, windows, daily totals, the event fold), each
+// customer's held is what its approvals still hold (released once, never both expired and still held).
 import t from 'tap'
 import { memoryStore, redisStore } from '../../scripts/lib/money-sim/stores.js'
 import { ciOptions, simulate } from '../helpers/money-sim.js'
@@ -15,6 +16,7 @@ t.test('holds mode on the memory store', async (t) => {
   t.equal(r.stepsRun, opts.steps, 'every step ran')
   const approvals = Object.entries(r.counts.answers).filter(([k]) => k.startsWith('00')).reduce((n, [, v]) => n + v, 0)
   t.ok(approvals > 100, `approvals were held (${approvals})`)
+  t.ok((r.counts.ops.expiry ?? 0) > 20, `holds expired (${r.counts.ops.expiry ?? 0})`)
 })
 
 t.test('the holds invariant fails a store whose held is wrong', async (t) => {

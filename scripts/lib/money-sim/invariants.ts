@@ -38,7 +38,8 @@ export async function checkCustomer (env: CheckEnv, urn: string): Promise<void> 
   if (sim.opts.settlement === 'holds') {
     // every approval is a hold: the customer's held is what its approvals still hold, each once
     let held = 0
-    for (const d of sim.model.decisions.values()) if (d.urn === urn && d.code === '00') held += d.held
+    for (const d of sim.model.decisions.values()) if (d.urn === urn && d.code === '00' && d.hold === true) held += d.held
+    for (const o of sim.model.orphanHolds) if (o.urn === urn) held += o.held
     if (c.held !== held) sim.violation('balance', `customer ${JSON.stringify(urn)} held: store ${c.held}, model ${held}`)
   }
   if (!(c.available >= 0)) sim.violation('nothing-negative', `customer ${JSON.stringify(urn)} available ${c.available}`)

@@ -17,7 +17,7 @@ import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
-import { HOLD_BEYOND_RUN_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
+import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
 
 /** The platform's deadline for an answer (the contract's 2000 ms). */
 export const DEADLINE_MS = 2000
@@ -53,8 +53,8 @@ export class SimProcess {
     this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
     this.deps = {
       store: this.store, rules: () => rules, timezone: SIM_TIMEZONE, clock: sim.clock.now, compensator: this.compensator,
-      // holds that outlive the run: what they hold is checked against the model (checkCustomer)
-      ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + HOLD_BEYOND_RUN_MS } : {})
+      // holds that the run expires (engine.ts): what they hold is checked against the model (checkCustomer)
+      ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + SIM_HOLD_EXPIRY_MS } : {})
     }
     this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now)
     const prepaid = fakePrepaid(sim, this, books)
