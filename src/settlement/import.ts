@@ -35,6 +35,18 @@ export type ImportResult =
   | { ok: false, errors: LineError[], lines: number }
   | { ok: true, dryRun: boolean, report: StatementReport }
 
+/** two FNV-1a hashes of the id, 32 and 21 bits, as one exact number */
+function idHash (id: string): number {
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995)
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff)
+}
+
 /** the first errors are named; the rest counted */
 export const LINE_ERRORS_MAX = 100
 
@@ -59,18 +71,32 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
   let lines = 0
   let minPosted = ''
   let maxPosted = ''
-  const seen = new Set<string>()
+  // platformIds twice in the file: a set of 53-bit hashes (a number a line, not the string), and for the
+  // hashes seen twice (a duplicate, or rarely two ids of one hash) a second look at the exact ids
+  const seen = new Set<number>()
+  const twice = new Set<number>()
   for await (const it of items(o, header ?? mappedHeader({}))) {
     if ('header' in it) { if (o.map === undefined) header = it.header; continue }
     lines++
     if ('error' in it) { bad(it.line, it.error); continue }
     const p = it.posting
-    if (seen.has(p.platformId)) bad(it.line, `platformId ${p.platformId} appears twice in this statement`)
-    seen.add(p.platformId)
+    const h = idHash(p.platformId)
+    if (seen.has(h)) twice.add(h)
+    else seen.add(h)
     if (minPosted === '' || p.postedAt < minPosted) minPosted = p.postedAt
     if (maxPosted === '' || p.postedAt > maxPosted) maxPosted = p.postedAt
   }
   seen.clear()
+  if (twice.size > 0) {
+    const first = new Map<string, number>()
+    for await (const it of items(o, header ?? mappedHeader({}))) {
+      if (!('posting' in it) || !twice.has(idHash(it.posting.platformId))) continue
+      const id = it.posting.platformId
+      if (first.has(id)) bad(it.line, `platformId ${id} appears twice in this statement (first on line ${first.get(id) ?? 0})`)
+      else first.set(id, it.line)
+    }
+  }
+  errors.sort((x, y) => x.line - y.line)
   if (errorCount > LINE_ERRORS_MAX) errors.push({ line: 0, error: `${errorCount - LINE_ERRORS_MAX} more bad lines` })
   if (errorCount > 0 || header === null) return { ok: false, errors: errors.length > 0 ? errors : [{ line: 1, error: 'no statement header' }], lines }
   if (header.from === '') header.from = minPosted
