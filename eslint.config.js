@@ -34,7 +34,7 @@ export default defineConfig(
 
   // Type-aware rules, for what async money code cannot afford and the compiler lets through.
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       // The two programs `npm run typecheck` checks (k6/ has its own types). Named rather than found per

@@ -30,6 +30,7 @@ import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
 import { strictBodies } from './strict-ajv.js'
+import { consolePlugin } from './console/plugin.js'
 import { API_ERRORS, errorBody } from './errors.js'
 import { holdExpiryFor, settlementRoutes } from './http/settlement-routes.js'
 
@@ -285,6 +286,23 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
       await apiDocsRoutes(docs)
     })
     if (extra !== undefined) await extra(scope)
+  })
+  // the operator console: its own sign-in, session, CSRF and security headers, beside the bearer-key API
+  await app.register(consolePlugin, {
+    prefix: '/admin/console',
+    keys: deps.config.adminKeys,
+    store: deps.store,
+    rules: deps.rules,
+    rulesDir: deps.config.rulesDir,
+    journal: journalFor(deps.store),
+    audit: auditTrailFor(deps.store),
+    ...(deps.events !== undefined ? { relay: deps.events } : {}),
+    metrics: deps.metrics,
+    controlDefaults: deps.config.cardControlDefaults,
+    defaultCurrency: deps.config.defaultCurrency,
+    idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
+    secure: tls !== undefined,
+    ...(deps.clock !== undefined ? { clock: deps.clock } : {})
   })
   return app
 }

@@ -217,6 +217,7 @@ const spec = {
   SHED_EVENT_LOOP_DELAY_MS: intRange(0, 60000)({ default: 200 }),
   SHED_HEAP_USED_BYTES: intRange(0, Number.MAX_SAFE_INTEGER)({ default: 0 }),
   GRACE_MS: intRange(0, 600000)({ default: 10000 }),
+  CONSOLE_IDLE_TIMEOUT_MS: intRange(10000, 86400000)({ default: 900000 }),
   RULES_WATCH: bool({ default: true }),
   DECISION_RETENTION_DAYS: intRange(7, 400)({ default: 8 }),
   WEBHOOK_URL: str({ default: '' }),
@@ -280,6 +281,8 @@ export interface Config {
   /** 0 = not checked */
   shedHeapUsedBytes: number
   graceMs: number
+  /** the operator console's session ends after this long without a request (CONSOLE_IDLE_TIMEOUT_MS) */
+  consoleIdleTimeoutMs: number
   rulesWatch: boolean
   /** how long decisions and credit/debit references are kept (longer for decisions in longer limit windows) */
   decisionRetentionMs: number
@@ -452,6 +455,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     shedEventLoopDelayMs: clean.SHED_EVENT_LOOP_DELAY_MS,
     shedHeapUsedBytes: clean.SHED_HEAP_USED_BYTES,
     graceMs: clean.GRACE_MS,
+    consoleIdleTimeoutMs: clean.CONSOLE_IDLE_TIMEOUT_MS,
     rulesWatch: clean.RULES_WATCH,
     decisionRetentionMs: clean.DECISION_RETENTION_DAYS * 24 * 3600_000,
     compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),

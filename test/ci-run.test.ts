@@ -1,5 +1,5 @@
-// .ci/run: its closing line "N passed, N failed", summed over the summaries of both tap runs of `npm test`
-// (the parallel files, then test/faults/ one at a time) and read from saved logs; and the Node it tests on.
+// .ci/run: its closing line "N passed, N failed", summed over the summaries of the three tap runs of `npm test`
+// (the parallel files, then test/faults/ and test/browser/ one at a time) and read from saved logs; and the Node it tests on.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -30,14 +30,22 @@ const FAULTS = [
   '# { total: 300, pass: 297, fail: 2, todo: 1 }',
   '# time=35000ms'
 ].join('\n')
+const BROWSER = [
+  '> extauth@0.1.0 test:browser',
+  '> tap --jobs 1 test/browser/*.test.ts',
+  'ok 1 - test/browser/console.test.ts # time=40000ms',
+  '# { total: 31, pass: 30, fail: 1 }',
+  '# time=41000ms'
+].join('\n')
 
-t.test('both runs are counted, subtests\' own summaries are not', async (t) => {
-  t.equal(await closingLine(t, `${PARALLEL}\n${FAULTS}\n`), '4769 passed, 3 failed, 2 skipped')
-  t.equal(await closingLine(t, '# { total: 5, pass: 5 }\n# { total: 7, pass: 7 }\n'), '12 passed, 0 failed')
+t.test('the three runs are counted, subtests\' own summaries are not', async (t) => {
+  t.equal(await closingLine(t, `${PARALLEL}\n${FAULTS}\n${BROWSER}\n`), '4799 passed, 4 failed, 2 skipped')
+  t.equal(await closingLine(t, '# { total: 5, pass: 5 }\n# { total: 7, pass: 7 }\n# { total: 1, pass: 1 }\n'), '13 passed, 0 failed')
 })
 
 t.test('a run that printed no summary is reported', async (t) => {
-  t.equal(await closingLine(t, `${PARALLEL}\n`), 'ci: only 1 of 2 tap runs printed a summary\n4472 passed, 1 failed, 1 skipped')
+  t.equal(await closingLine(t, `${PARALLEL}\n`), 'ci: only 1 of 3 tap runs printed a summary\n4472 passed, 1 failed, 1 skipped')
+  t.equal(await closingLine(t, `${PARALLEL}\n${FAULTS}\n`), 'ci: only 2 of 3 tap runs printed a summary\n4769 passed, 3 failed, 2 skipped')
   t.match(await closingLine(t, 'error TS2322: nope\n'), /^ci: no tap summary in the output/)
 })
 

@@ -79,14 +79,14 @@ export function layerOf (layers: Layer[], path: string): Layer | undefined {
   return best?.layer
 }
 
-/** Every `.ts` file under `dir`, as `/`-separated paths relative to it. */
+/** Every `.ts` and `.tsx` file under `dir`, as `/`-separated paths relative to it. */
 export function sourceFiles (dir: string): string[] {
   const out: string[] = []
   const walk = (d: string): void => {
     for (const name of readdirSync(d).sort()) {
       const p = join(d, name)
       if (statSync(p).isDirectory()) walk(p)
-      else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(relative(dir, p).split(sep).join('/'))
+      else if ((name.endsWith('.ts') || name.endsWith('.tsx')) && !name.endsWith('.d.ts')) out.push(relative(dir, p).split(sep).join('/'))
     }
   }
   walk(dir)
@@ -95,7 +95,7 @@ export function sourceFiles (dir: string): string[] {
 
 /** The relative imports of one file (static, type-only, re-exports and literal dynamic imports). */
 export function importsOf (file: string, text: string): ImportSite[] {
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS)
   const sites: ImportSite[] = []
   const add = (node: ts.Node, spec: ts.Expression | undefined): void => {
     if (spec === undefined || !ts.isStringLiteralLike(spec) || !spec.text.startsWith('.')) return

@@ -14,6 +14,8 @@ export interface AuditSearch {
   fromMs?: number
   toMs?: number
   keyId?: string
+  /** only the records whose target is this customer (`target.urn`): one bucket read */
+  urn?: string
   limit: number
   cursor?: string
 }
@@ -39,12 +41,13 @@ export class RedisAuditTrail implements AuditReader {
   }
 
   async search (q: AuditSearch): Promise<AuditPage> {
-    const all = Array.from({ length: BUCKETS }, (_, i) => i)
+    const all = q.urn !== undefined ? [bucketOf(q.urn)] : Array.from({ length: BUCKETS }, (_, i) => i)
     const start = q.cursor !== undefined ? decodeCursor(q.cursor) : null
     const items: AuditRecord[] = []
     for await (const p of this.index.merged(all, q.fromMs ?? 0, q.toMs ?? Number.MAX_SAFE_INTEGER, true, start)) {
       const rec = recordOf(p.member)
       if (q.keyId !== undefined && rec.keyId !== q.keyId) continue
+      if (q.urn !== undefined && rec.target.urn !== q.urn) continue
       items.push(rec)
       if (items.length >= q.limit) return { items, nextCursor: encodeCursor(p) }
     }
@@ -66,6 +69,7 @@ export class MemoryAuditTrail implements AuditReader {
       if (start !== null && !before(start, pos, true)) continue
       if (rec.atMs < (q.fromMs ?? 0) || rec.atMs >= (q.toMs ?? Number.MAX_SAFE_INTEGER)) continue
       if (q.keyId !== undefined && rec.keyId !== q.keyId) continue
+      if (q.urn !== undefined && rec.target.urn !== q.urn) continue
       items.push(auditEntryOf(structuredClone(rec)))
       if (items.length >= q.limit) return { items, nextCursor: encodeCursor(pos) }
     }

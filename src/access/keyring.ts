@@ -40,7 +40,14 @@ export class Keyring {
    * without a key ('' is no key's: the keys file refuses its hash, and ADMIN_TOKEN '' is no key).
    */
   find (presented: string): KeyHolder | null {
-    const digest = sha256(presented)
+    return this.findDigest(sha256(presented))
+  }
+
+  /**
+   * The key whose SHA-256 is `digest`, or null (the console's session keeps the digest, never the key, and
+   * asks again on every request: a key taken out of the file, or its scopes changed, counts at once).
+   */
+  findDigest (digest: Buffer): KeyHolder | null {
     let found: AdminKey | null = null
     for (const k of this.keys) {
       if (timingSafeEqual(k.sha256, digest) && found === null) found = k

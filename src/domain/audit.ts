@@ -15,6 +15,8 @@ export interface AuditContext {
   requestId: string
   /** what the call acts on: ids only (urn, last4, reference, ...) */
   target: Record<string, string>
+  /** why, in the operator's words, for a change made through the console (free text; never card data) */
+  reason?: string
 }
 
 export interface AuditRecord extends AuditContext {
