@@ -31,6 +31,8 @@ import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
 import { strictBodies } from './strict-ajv.js'
 import { consolePlugin } from './console/plugin.js'
+import { reconciliationSection } from './console/pages/reconciliation.js'
+import { settlementFor } from './settlement/for-store.js'
 import { API_ERRORS, errorBody } from './errors.js'
 import { holdExpiryFor, settlementRoutes } from './http/settlement-routes.js'
 
@@ -302,6 +304,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     defaultCurrency: deps.config.defaultCurrency,
     idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
     secure: tls !== undefined,
+    queueSections: [reconciliationSection(settlementFor(deps.store))],
     ...(deps.clock !== undefined ? { clock: deps.clock } : {})
   })
   return app
