@@ -34,7 +34,10 @@ import type { StandIn } from './standin/stand-in.js'
 import { standInRoutes } from './http/standin-routes.js'
 import { consolePlugin } from './console/plugin.js'
 import { standInSection } from './console/standin-section.js'
+import { reconciliationSection } from './console/pages/reconciliation.js'
+import { settlementFor } from './settlement/for-store.js'
 import { API_ERRORS, errorBody } from './errors.js'
+import { holdExpiryFor, settlementRoutes } from './http/settlement-routes.js'
 
 export interface AppDeps {
   config: Config
@@ -113,6 +116,7 @@ async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: Ans
       clock,
       compensator: deps.compensator,
       controlDefaults: config.cardControlDefaults,
+      ...(config.settlement?.mode === 'holds' ? { holdExpiry: holdExpiryFor(config.settlement) } : {}),
       ...(deps.risk !== undefined ? { risk: deps.risk } : {}),
       ...(deps.standIn !== undefined ? { standIn: deps.standIn } : {})
     }
@@ -284,6 +288,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await standInRoutes(scope, { store: deps.store, ...(deps.standIn !== undefined ? { standIn: deps.standIn } : {}) })
     const journal = journalFor(deps.store)
     if (journal !== null) await journalRoutes(scope, { journal })
+    await settlementRoutes(scope, { store: deps.store, maps: deps.config.settlement?.maps ?? {}, ...(deps.config.settlement !== undefined ? { graceMs: deps.config.settlement.graceMs } : {}), registry: deps.metrics.registry })
     const trail = auditTrailFor(deps.store)
     if (trail !== null) await auditRoutes(scope, { trail })
     // the API reference and its files: read scope
@@ -304,11 +309,11 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     audit: auditTrailFor(deps.store),
     ...(deps.events !== undefined ? { relay: deps.events } : {}),
     metrics: deps.metrics,
-    ...(deps.standIn !== undefined ? { queueSections: [standInSection(deps.standIn)] } : {}),
     controlDefaults: deps.config.cardControlDefaults,
     defaultCurrency: deps.config.defaultCurrency,
     idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
     secure: tls !== undefined,
+    queueSections: [reconciliationSection(settlementFor(deps.store)), ...(deps.standIn !== undefined ? [standInSection(deps.standIn)] : [])],
     ...(deps.clock !== undefined ? { clock: deps.clock } : {})
   })
   return app

@@ -12,6 +12,7 @@ import { Keyring } from './access/keyring.js'
 import { AdminKeysError } from './access/keys-file.js'
 import { adminTlsOptions, AdminTlsError, type AdminTls } from './access/admin-tls.js'
 import { loadPolicy, StandInPolicyError, type StandInPolicy } from './standin/policy.js'
+import { settlementConfigFromEnv, SettlementConfigError, type SettlementConfig } from './settlement/config.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
 export const PLATFORM_TIMEOUT_MS = 2000
@@ -310,6 +311,8 @@ export interface Config {
   eventsBacklogMax?: number
   /** outbound parties whose URL is set (GATEWAY_*, RISK_*, PREPAID_*) */
   adapters: AdapterOptionsFromEnv
+  /** SETTLEMENT_MODE, HOLD_EXPIRY, ...: holds and the platform's statement (absent: final, no maps) */
+  settlement?: SettlementConfig
   env: NodeJS.ProcessEnv
 }
 
@@ -423,6 +426,13 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     if (!(err instanceof AdminTlsError)) throw err
     problem(err.variable, err.message)
   }
+  let settlement: SettlementConfig | undefined
+  try {
+    settlement = settlementConfigFromEnv(env)
+  } catch (err) {
+    if (!(err instanceof SettlementConfigError)) throw err
+    problem(err.variable, err.message)
+  }
   if (problems.length > 0 || adapters === undefined || cardControlDefaults === undefined || adminKeys === undefined) throw ConfigError.of(problems)
   return {
     consumerKey: clean.EXTAUTH_CONSUMER_KEY,
@@ -470,6 +480,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     ...(webhook !== undefined ? { webhook } : {}),
     eventsBacklogMax: clean.EVENTS_BACKLOG_MAX,
     adapters,
+    ...(settlement !== undefined ? { settlement } : {}),
     env
   }
 }

@@ -24,6 +24,9 @@ import { StandIn } from './standin/stand-in.js'
 import { FileStandInJournal, MemoryStandInJournal, type StandInJournal } from './standin/journal.js'
 import { standInMetrics } from './standin/metrics.js'
 import { logNegativeBalance } from './standin/negative-balance.js'
+import { settlementFor } from './settlement/for-store.js'
+import { settlementMetrics } from './settlement/metrics.js'
+import { expiryIntervalMs, startExpiry } from './settlement/expiry.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
@@ -139,6 +142,21 @@ export async function createServices (config: Config, log: Logger, opts: { store
   const events = startEvents(config, store, metrics, log)
   compensator.recover()
   standIn?.start()
+  // every instance expires due holds (a hold expires once whichever runs it); also after a switch back to final
+  const settlement = settlementFor(store, { ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}), auditRetentionMs: config.auditRetentionMs })
+  const holdsExpired = settlementMetrics(metrics.registry, () => settlement).holdsExpired
+  let expiryWarnedAt = 0
+  const expiry = startExpiry(settlement, {
+    intervalMs: expiryIntervalMs(config.settlement?.holdExpiryMs),
+    ready: () => store.ready(),
+    onExpired: (n) => { holdsExpired.inc(n); log.info({ expired: n }, 'authorization holds expired') },
+    onError: (err) => {
+      // once a minute at most: the next run tries again
+      if (Date.now() - expiryWarnedAt < 60_000) return
+      expiryWarnedAt = Date.now()
+      log.warn({ err: err.message }, 'hold expiry failed; the next run tries again')
+    }
+  })
   const shutdown = { started: false }
   watchHealth(metrics, {
     ...(store.kind === 'redis' ? { redisUp: () => store.ready() } : {}),
@@ -178,6 +196,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
       loadedAt: () => rulesManager.loadedAt
     },
     close: async () => {
+      expiry.stop()
       rulesManager.close()
       await compensator.drain(Math.min(config.graceMs, 5000))
       await standIn?.stop()

@@ -23,6 +23,7 @@ import { formatReport, hasChanges } from '../backtest/report.js'
 import { exportDecisions, openRedisJournal, reindexDecisions } from './decisions-export.js'
 import { cliProgram, CommanderError, type BacktestOptions, type RulesOptions } from './program.js'
 import { isMainModule } from './entry.js'
+import { holdsExpire, statementImport } from './settlement-commands.js'
 
 export interface CliIo {
   out: (line: string) => void
@@ -75,7 +76,9 @@ export async function main (argv: string[], io: CliIo = defaultIo, deps: CliDeps
       code = timezone === null ? 2 : await backtestCommand(opts, timezone, io, deps)
     },
     exportDecisions: async (opts) => { code = await exportDecisions(opts, io) },
-    reindexDecisions: async () => { code = await reindexDecisions(io) }
+    reindexDecisions: async () => { code = await reindexDecisions(io) },
+    importStatement: async (file, opts) => { code = await statementImport(file, opts, io) },
+    expireHolds: async (opts) => { code = await holdsExpire(opts, io) }
   })
   try {
     await program.parseAsync(argv, { from: 'user' })

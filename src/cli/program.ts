@@ -37,6 +37,18 @@ export interface CliActions {
   backtest: (opts: BacktestOptions) => Promise<void>
   exportDecisions: (opts: ExportOptions) => Promise<void>
   reindexDecisions: () => Promise<void>
+  importStatement?: (file: string, opts: StatementCliOptions) => Promise<void>
+  expireHolds?: (opts: { asOf?: string }) => Promise<void>
+}
+
+export interface StatementCliOptions {
+  map?: string
+  id?: string
+  from?: string
+  to?: string
+  complete?: boolean
+  dryRun?: boolean
+  json?: boolean
 }
 
 const timezone = (): Option => new Option('--timezone <zone>', 'IANA zone for hour, dayOfWeek and calendar windows (default: $TIMEZONE or UTC)')
@@ -89,5 +101,22 @@ export function cliProgram (io: CliOutput, actions: CliActions): Command {
   decisions.command('reindex')
     .description('put decisions kept from before the reference index into it, once after that upgrade (store: as export)')
     .action(async () => { await actions.reindexDecisions() })
+  const statement = program.command('statement').description('the platform\'s statement (docs/operations/settlement.md)')
+  statement.command('import')
+    .description('check the whole file, then apply each posting once (store: $REDIS_URL or $REDIS_CLUSTER_NODES, $REDIS_KEY_PREFIX)')
+    .argument('<file>', 'the statement: extauth-v1 NDJSON, or another layout with --map')
+    .option('--map <name>', 'a named map of $STATEMENT_MAPS_FILE')
+    .option('--id <id>', 'a mapped statement\'s id (extauth-v1 carries its own)')
+    .option('--from <time>', 'a mapped statement\'s period start, ISO 8601 (default: its first postedAt)')
+    .option('--to <time>', 'a mapped statement\'s period end, ISO 8601 (default: its last postedAt)')
+    .option('--complete', 'a mapped statement holds every posting of its period')
+    .option('--dry-run', 'check only, apply nothing (needs no store)')
+    .addOption(json())
+    .action(async (file: string, opts: StatementCliOptions) => { await actions.importStatement?.(file, opts) })
+  program.command('holds').description('authorization holds (SETTLEMENT_MODE=holds)')
+    .command('expire')
+    .description('release the holds due now (every instance also does this on its own; running it twice expires nothing twice)')
+    .option('--as-of <time>', 'expire what is due at this ISO 8601 time instead of now')
+    .action(async (opts: { asOf?: string }) => { await actions.expireHolds?.(opts) })
   return program
 }

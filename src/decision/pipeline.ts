@@ -56,6 +56,8 @@ export interface DecisionDeps {
   controlDefaults?: CardControls
   /** deciding while the store is unreachable (STANDIN_POLICY_FILE); without: 05, as before */
   standIn?: StandIn
+  /** SETTLEMENT_MODE=holds: when an approval of this MCC made now expires (src/settlement/config.ts); absent or undefined: final */
+  holdExpiry?: (mcc: string | undefined, nowMs: number) => number | undefined
 }
 
 export interface DecideContext {
@@ -112,6 +114,11 @@ function requestFields (req: AuthRequest): Record<string, string> {
   return out
 }
 
+function holdOf (deps: DecisionDeps, mcc: string | undefined, nowMs: number): { holdExpiresAtMs?: number } {
+  const at = deps.holdExpiry?.(mcc, nowMs)
+  return at === undefined ? {} : { holdExpiresAtMs: at }
+}
+
 export async function decide (req: AuthRequest, ctx: DecideContext, deps: DecisionDeps): Promise<Decision> {
   const clock = deps.clock ?? Date.now
   const rules = deps.rules()
@@ -143,6 +150,7 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     decline: ev.decline,
     limits: ev.limits,
     controls: controlsInputFor(req.channel, facts.crossBorder === true, { nowMs: ctx.arrivedAtMs, timezone: deps.timezone, defaults: deps.controlDefaults }),
+    ...holdOf(deps, req.mcc, ctx.arrivedAtMs),
     meta: {
       rulesVersion: rules.version,
       shadowHits: ev.shadowHits,

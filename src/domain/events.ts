@@ -3,7 +3,7 @@
 export const EVENT_TYPES = [
   'decision.created', 'decision.reversed', 'decision.released', 'funds.credited', 'funds.debited',
   'customer.updated', 'card.updated', 'card.controls.updated', 'load.completed', 'transfer.completed', 'unload.completed',
-  'audit.recorded'
+  'audit.recorded', 'settlement.posted', 'authorization.expired', 'reconciliation.exception', 'reconciliation.resolved'
 ] as const
 export type EventType = typeof EVENT_TYPES[number]
 

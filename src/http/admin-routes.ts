@@ -35,7 +35,7 @@ export const noBody = { type: ['object', 'null'], additionalProperties: false, d
  */
 const moneyRef = { type: 'string', minLength: 1, maxLength: 50, pattern: '^[^:]+$', description: 'your reference of this credit or debit (no `:`): the same reference again is a replay, with another amount a conflict' }
 function customerView (c: Customer): Record<string, unknown> {
-  return { urn: c.urn, customerId: c.customerId, status: c.status, available: String(c.available), cards: c.cards }
+  return { urn: c.urn, customerId: c.customerId, status: c.status, available: String(c.available), held: String(c.held), ledger: String(c.available + c.held), cards: c.cards }
 }
 
 /**

@@ -14,12 +14,14 @@ function ok (description: string, schema: object): object {
 
 export const customerAnswer = ok('the customer', {
   type: 'object',
-  required: ['urn', 'customerId', 'status', 'available', 'cards'],
+  required: ['urn', 'customerId', 'status', 'available', 'held', 'ledger', 'cards'],
   properties: {
     urn: text,
     customerId: nullableText,
     status: { type: 'string', enum: CUSTOMER_STATUSES },
-    available: digits,
+    available: { type: 'string', pattern: '^-?[0-9]+$', description: 'what decisions spend, minor units; below zero only when the platform posted more than was held: docs/operations/settlement.md' },
+    held: { ...digits, description: 'open authorization holds (SETTLEMENT_MODE=holds), minor units' },
+    ledger: { type: 'string', pattern: '^-?[0-9]+$', description: 'posted: available + held, minor units' },
     cards: { type: 'object', description: 'last 4 digits → card status', additionalProperties: { type: 'string', enum: CARD_STATUSES } }
   }
 })

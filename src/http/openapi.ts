@@ -39,6 +39,7 @@ export const TAGS = {
   lifecycle: 'card lifecycle',
   events: 'events',
   audit: 'audit',
+  settlement: 'settlement',
   operations: 'operations'
 } as const
 
@@ -53,6 +54,7 @@ const TAG_TEXT: Record<keyof typeof TAGS, string> = {
   lifecycle: 'Loads, transfers, unloads, pre-auths and risk: the card-lifecycle API for the client\'s back end. Admin listener. docs/api/card-lifecycle.md',
   events: 'Parked decision events and their re-send. Admin listener. docs/api/events.md',
   audit: 'The audit trail: every change made through the admin listener, and every call refused for a missing scope. Admin listener. docs/operations/admin-access.md',
+  settlement: 'The platform\'s statements imported and reconciled, and the exception queue. Admin listener. docs/operations/settlement.md',
   operations: 'Metrics and this document. Admin listener.'
 }
 

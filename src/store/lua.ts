@@ -5,7 +5,7 @@
 // Numbers go back to strings with string.format('%d'): tostring() would give "1e+15".
 import { DAILY_TAIL, LIMIT_TAIL, RECORD_FORMAT, RECORD_HEAD, RECORD_HEAD_KEPT } from './record-format.js'
 
-const COMMON = `
+export const COMMON = `
 local function fmt (n) return string.format('%d', n) end
 -- Gives an amount back to a card control's daily total; a total back at zero is removed, so a released
 -- approval leaves no trace. A total already expired (the day is over) stays gone.
@@ -109,7 +109,7 @@ local function storeNowMs ()
 end
 `
 
-const RECORDS = `
+export const RECORDS = `
 -- Decision records (the format is src/store/record-format.ts): format 1, a JSON object, read and written back
 -- as such; format 2, '<head>\\n<rest>', the head a JSON array of HEAD's fields after the format number, the rest
 -- the request's side, written by the caller and kept as it is. Decoded, both are one table of named fields
@@ -120,6 +120,21 @@ local HEAD = {${RECORD_HEAD.map((f) => `'${f}'`).join(', ')}}
 local LIMITS_AT, DAILY_AT, DECIDED_AT, ON_DEADLINE_AT = ${['limitEntries', 'controlEntries', 'decidedAtMs', 'answeredOnDeadline'].map((f) => RECORD_HEAD.indexOf(f as typeof RECORD_HEAD[number]) + 2).join(', ')}
 -- a value as one part of a key (part in keys.ts)
 local function keyPart (v) return (string.gsub(string.gsub(v, '%%', '%%25'), ':', '%%3A')) end
+-- Settlement (src/settlement/): an approval in holds mode is an open hold, a member '<decision key tail>:<last4>'
+-- of the bucket's hold index '<stream>:h' scored by its expiry. A release of what it holds (a reversal, a
+-- deadline compensation) also takes it off the customer's 'held'; once nothing is left it leaves the index.
+-- '<stream>:ha' keeps what each open hold holds, so that expiry releases it even when its decision is gone.
+local function holdRelease (stream, dkey, ckey, last4, amt, left)
+  local member = string.match(dkey, '}:d:(.*)$') .. ':' .. keyPart(last4)
+  if not redis.call('ZSCORE', stream .. ':h', member) then return end
+  if amt > 0 then redis.call('HINCRBY', ckey, 'held', -amt) end
+  if left <= 0 then
+    redis.call('ZREM', stream .. ':h', member)
+    redis.call('HDEL', stream .. ':ha', member)
+  else
+    redis.call('HSET', stream .. ':ha', member, string.format('%d', left))
+  end
+end
 -- the record key's tag, and the scope of the customer's card ('<urn>:<last4>', escaped)
 local function recordScope (key, last4)
   local tag, urn = string.match(key, '^(.*}):d:([^:]*):')
@@ -197,7 +212,7 @@ end
  * the window holds (docs/development/money.md, Limit totals). The set stays the record of each entry: its time
  * for a reversal, and the count limits (ZCOUNT, already logarithmic).
  */
-const LIMITS = `
+export const LIMITS = `
 -- slice lengths, each dividing the next: 1 min, 15 min, 1 h, 6 h, 1 day, 7 days (epoch-aligned); PER[i] is
 -- how many slices of level i make one of level i + 1
 local NAMES = { 'm', 'q', 'h', 's', 'd', 'w' }
@@ -466,7 +481,7 @@ end
  * from the stream's (same slot), records past the retention dropped on the way; and to the outbox as an
  * `audit.recorded` event. before/after hold states only (balances, statuses, settings), never card data.
  */
-const AUDIT = `
+export const AUDIT = `
 local function writeAudit (stream, backlogMax, rec, keepS, urn)
   local now = storeNowMs()
   local keepMs = tonumber(keepS) * 1000
@@ -541,10 +556,11 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  * ARGV[16] the record head's attempt, fingerprint and arrival, JSON (headOwnPart)
  * ARGV[17] the record head's limit entries if approved, JSON (limitTails)   ARGV[18] its daily totals if counted (dailyTails)
  * ARGV[19] the decision.created event's reference, last4, debit and arrivedAtMs, JSON object members (eventOwnPart)
- * ARGV[20 .. 19+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
+ * ARGV[20] holds mode (src/settlement/): the hold's expiry, epoch ms; '': a 00 is final (SETTLEMENT_MODE=final)
+ * ARGV[21 .. 20+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
  * Card controls (docs/api/card-controls.md), after the limits; with none nothing is checked or counted:
  * KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
- * ARGV[20+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
+ * ARGV[21+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
  * Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
  */
 /**
@@ -585,7 +601,7 @@ local limits = {}
 local function limitAt (i)
   local l = limits[i]
   if not l then
-    l = { string.match(ARGV[19 + i], '^(%a+)|(%a+)|(%d+)|(%d+)|(%d+)|(%d+)|(.+)$') }
+    l = { string.match(ARGV[20 + i], '^(%a+)|(%a+)|(%d+)|(%d+)|(%d+)|(%d+)|(.+)$') }
     if not l[7] then error('EXTAUTH_ASSERT limit ' .. i .. ' is not packed as mode|measure|start|retain|max|code|rule') end
     limits[i] = l
   end
@@ -594,7 +610,7 @@ end
 
 -- Card controls. The card's own settings are read here, in the atomic step: a change made between the
 -- request's arrival and this commit is the one applied. Every off control first, then the limits.
-local cb = 19 + n
+local cb = 20 + n
 local ck = 5 + n
 local m = #ARGV - cb
 local controlHit = nil
@@ -732,6 +748,13 @@ if commit then
   -- HINCRBY refuses the -0 of a zero-amount account check
   if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', -debit) end
   held = debit
+  if debit > 0 and ARGV[20] ~= '' then
+    -- holds mode: the approval is a hold that clearing posts or expiry releases (src/settlement/)
+    redis.call('HINCRBY', KEYS[1], 'held', debit)
+    local holdMember = string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3])
+    redis.call('ZADD', KEYS[4] .. ':h', ARGV[20], holdMember)
+    redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4])
+  end
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do
     local key = KEYS[4 + i]
@@ -806,7 +829,10 @@ if ARGV[12] == '' then
   end
   record = cjson.encode(rec)
 end
-redis.call('SET', KEYS[3], record, 'EX', ARGV[9])
+local ttlS = ARGV[9]
+-- a hold's decision is kept past its expiry by the retention, so that a late clearing finds it (holdTtlMs)
+if held > 0 and ARGV[20] ~= '' then ttlS = fmt(tonumber(ARGV[9]) + math.max(0, math.ceil((tonumber(ARGV[20]) - nowMs) / 1000))) end
+redis.call('SET', KEYS[3], record, 'EX', ttlS)
 journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9])
 local avail = ''
 if available then avail = fmt(available) end
@@ -866,6 +892,7 @@ if rec.attempt ~= ARGV[3] then
 end
 local held = tonumber(rec.held)
 if held > 0 then redis.call('HINCRBY', KEYS[1], 'available', held) end
+holdRelease(KEYS[3], KEYS[2], KEYS[1], rec.last4, held, 0)
 for _, e in ipairs(rec.limitEntries) do windowRemove(e[1], e[2], 0, rec.reference) end
 for _, e in ipairs(rec.controlEntries or {}) do giveBackDaily(e[1], tonumber(e[2])) end
 rec.controlEntries = {}
@@ -914,6 +941,7 @@ if ARGV[1] ~= '' then amt = amount(ARGV[1]) end
 if amt > held then return {'EXCEEDS_HOLD'} end
 local available = redis.call('HINCRBY', KEYS[1], 'available', amt)
 local left = held - amt
+holdRelease(KEYS[3], KEYS[2], KEYS[1], rec.last4, amt, left)
 local kept = {}
 for _, e in ipairs(rec.limitEntries) do
   local member = windowRemove(e[1], e[2], left, rec.reference)

@@ -3,9 +3,11 @@
 import { alreadyReversed, insufficientFunds } from './rejections.js'
 import { ERR_STORE_NOT_DONE, LifecycleStale, reject } from '../errors.js'
 import type { ResponseCode } from '../domain/request.js'
-import { Keys, bucketOf, limitMember } from './keys.js'
+import { Keys, bucketOf, limitMember, part } from './keys.js'
 import { WindowTotals } from './limit-totals.js'
 import { flatEvent } from './outbox-entry.js'
+import { HoldIndex } from '../settlement/hold-index.js'
+import { holdTtlMs } from '../settlement/hold-ttl.js'
 import { MAX_BALANCE, assertAmount, createdEventOf, deadlineRecord, normalizeRecord } from './record.js'
 import type { ControlEntries, ControlHit, ControlsInput } from '../domain/controls.js'
 import { AUDIT_EVENT_TYPE, type AuditContext, type AuditRecord } from '../domain/audit.js'
@@ -16,7 +18,7 @@ import {
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
 
-interface CustomerState { customerId: string | null, status: CustomerStatus, available: number, cards: Map<string, CardStatus> }
+interface CustomerState { customerId: string | null, status: CustomerStatus, available: number, held: number, cards: Map<string, CardStatus> }
 interface Expiring<T> { value: T, expiresAtMs: number }
 export interface MemoryStoreOptions {
   clock?: () => number
@@ -60,6 +62,21 @@ export class MemoryStore implements Store {
   private auditLog: AuditRecord[] = []
   private streamSeq = 0
   private closed = false
+  /** the open holds of SETTLEMENT_MODE=holds by expiry (the Redis store's '<stream>:h'; src/settlement/) */
+  readonly holds = new HoldIndex()
+  /** the hold index's member of a decision: its key's tail and the card, as the scripts write it */
+  holdMember (decisionKey: string, last4: string): string {
+    return `${decisionKey.slice(decisionKey.indexOf('}:d:') + 4)}:${part(last4)}`
+  }
+
+  /** as the scripts' holdRelease: a release of what a hold holds also lowers `held`; emptied, it leaves the index */
+  private holdRelease (key: string, last4: string, cust: CustomerState | undefined, amt: number, left: number): void {
+    const member = this.holdMember(key, last4)
+    if (!this.holds.has(member)) return
+    if (cust !== undefined) cust.held -= amt
+    if (left <= 0) this.holds.remove(member)
+    else this.holds.setAmount(member, left)
+  }
 
   constructor (opts: MemoryStoreOptions = {}) {
     this.clock = opts.clock ?? Date.now
@@ -247,6 +264,10 @@ export class MemoryStore implements Store {
     if (code === '00' && cust !== undefined) {
       cust.available -= debit
       held = debit
+      if (debit > 0 && input.holdExpiresAtMs !== undefined) {
+        cust.held += debit
+        this.holds.add(this.holdMember(decisionKey, last4), input.holdExpiresAtMs, debit)
+      }
       const member = limitMember(debit, reference)
       input.limits.forEach((l, i) => {
         const key = limitKeys[i] as string
@@ -276,7 +297,7 @@ export class MemoryStore implements Store {
       answeredOnDeadline: onDeadline, decidedCode, meta: input.meta, controlEntries, control: controlHit, ...seen,
       reversalRequested: null
     }
-    this.putRecord(decisionKey, rec, decisionTtlMs(this.retentionMs, input.limits))
+    this.putRecord(decisionKey, rec, holdTtlMs(decisionTtlMs(this.retentionMs, input.limits), held > 0 ? input : {}))
     this.emit(urn, 'decision.created', createdEventOf(rec, cust === undefined ? null : String(cust.available)), JSON.stringify(input.meta))
     return { code, reason, ruleId, replayed: false, available: cust === undefined ? null : cust.available, shadowLimitHits, ...(controlHit !== null ? { control: controlHit } : {}) }
   }
@@ -305,6 +326,7 @@ export class MemoryStore implements Store {
     const held = Number(rec.held)
     const cust = this.customers.get(urn)
     if (held > 0 && cust !== undefined) cust.available += held
+    this.holdRelease(key, rec.last4, cust, held, 0)
     for (const [wkey, member] of rec.limitEntries) this.removeEntry(wkey, member)
     for (const [dkey, amount] of rec.controlEntries) this.giveBackDaily(dkey, Number(amount))
     this.putRecord(key, {
@@ -406,7 +428,7 @@ export class MemoryStore implements Store {
     let c = this.customers.get(urn)
     const created = c === undefined
     const before = c === undefined ? null : { status: c.status, customerId: c.customerId, available: String(c.available) }
-    if (c === undefined) this.customers.set(urn, c = { customerId: null, status: 'ACTIVE', available: 0, cards: new Map() })
+    if (c === undefined) this.customers.set(urn, c = { customerId: null, status: 'ACTIVE', available: 0, held: 0, cards: new Map() })
     if (patch.status !== undefined) c.status = patch.status
     if (patch.customerId !== undefined) c.customerId = patch.customerId
     this.emit(urn, 'customer.updated', { created, status: c.status, customerId: c.customerId, available: String(c.available) })
@@ -432,7 +454,7 @@ export class MemoryStore implements Store {
   }
 
   private view (urn: string, c: CustomerState): Customer {
-    return { urn, customerId: c.customerId, status: c.status, available: c.available, cards: Object.fromEntries(c.cards) }
+    return { urn, customerId: c.customerId, status: c.status, available: c.available, held: c.held, cards: Object.fromEntries(c.cards) }
   }
 
   private moneyOp (kind: MoneyOpKind, urn: string, amount: number, reference: string, event?: MoneyEvent, audit?: AuditContext): MoneyOpResult {
@@ -520,6 +542,7 @@ export class MemoryStore implements Store {
     const availableBefore = cust?.available ?? 0
     if (cust !== undefined) cust.available += amt
     const left = held - amt
+    this.holdRelease(key, rec.last4, cust, amt, left)
     const kept: Array<[string, string]> = []
     for (const [wkey, member] of rec.limitEntries) {
       const removed = this.removeEntry(wkey, member)

@@ -107,7 +107,7 @@ function writableNow (client: Client): boolean {
  * script checks before it writes) → ERR_STORE_NOT_DONE; anything else (timeout, connection lost while
  * waiting) → ERR_STORE_OUTCOME_UNKNOWN. A failed assertion in a script is a programmer error and stays one.
  */
-async function send<T> (client: Client, call: () => Promise<T>): Promise<T> {
+export async function send<T> (client: Client, call: () => Promise<T>): Promise<T> {
   if (!writableNow(client)) throw new ERR_STORE_NOT_DONE(`redis is ${client.status}`)
   try {
     return await call()
@@ -323,7 +323,7 @@ export class RedisStore implements Store {
       this.compact ? '' : JSON.stringify(input.meta),
       String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
       limitTails(input.limits), input.controls === undefined ? '[]' : dailyTails(controls, input.controls.day),
-      eventOwnPart(input)
+      eventOwnPart(input), input.holdExpiresAtMs === undefined ? '' : String(input.holdExpiresAtMs)
     ]
     for (const l of input.limits) args.push(`${l.mode}|${l.measure}|${l.windowStartMs}|${l.retainMs}|${l.max}|${l.code}|${l.ruleId}`)
     for (const d of controls) args.push(defaultArgs(d).join('|'))
@@ -455,6 +455,7 @@ export class RedisStore implements Store {
       customerId: cust.customerId ?? null,
       status: cust.status as CustomerStatus,
       available: Number(cust.available ?? '0'),
+      held: Number(cust.held ?? '0'),
       cards: cards as Record<string, CardStatus>
     }
   }

@@ -41,6 +41,8 @@ export interface AuthorizeInput {
    * of an online approval; no deadline. A decision already stored for the reference is answered as always.
    */
   standIn?: true
+  /** SETTLEMENT_MODE=holds: an approval is a hold that expires then (epoch ms); absent: a 00 is final */
+  holdExpiresAtMs?: number
 }
 
 export interface DecisionMeta {
@@ -162,6 +164,8 @@ export interface Customer {
   status: CustomerStatus
   /** integer minor units */
   available: number
+  /** open authorization holds (SETTLEMENT_MODE=holds); the ledger (posted) is available + held */
+  held: number
   cards: Record<string, CardStatus>
 }
 

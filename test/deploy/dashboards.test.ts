@@ -7,6 +7,7 @@ import t from 'tap'
 import { parse } from 'yaml'
 import { createMetrics, watchHealth } from '../../src/metrics.js'
 import { standInMetrics } from '../../src/standin/metrics.js'
+import { settlementMetrics } from '../../src/settlement/metrics.js'
 
 const root = new URL('../../', import.meta.url)
 /** Exposed by the card-controls and decision-events features. */
@@ -16,6 +17,8 @@ async function exposed (): Promise<Set<string>> {
   const m = createMetrics()
   watchHealth(m, { redisUp: () => true, ready: () => true })
   standInMetrics(m.registry)
+  // the settlement's, on the same registry (the services add them)
+  settlementMetrics(m.registry, () => null)
   const names = new Set<string>(FROM_OTHER_FEATURES)
   for (const line of (await m.registry.metrics()).split('\n')) {
     const match = /^# TYPE (\S+) (\S+)/.exec(line)

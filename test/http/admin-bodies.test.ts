@@ -44,7 +44,14 @@ const VALID: Record<string, Record<string, Json>> = {
     async: false, details: true, partRequest: false, channelId: 'CH', messageType: 'MT', merchantCountryCode: '356', ip: '10.0.0.1',
     cardType: 'DEBIT', userAgent: 'ua', mobileNumber: '9999999999', custom: { k: 'v' }
   },
-  'POST /admin/v1/events/failed/:id/resend': {}
+  'POST /admin/v1/events/failed/:id/resend': {},
+  'POST /admin/v1/reconciliation/exceptions/:id/resolve': { action: 'accept', amount: '5', reason: 'checked with the platform' }
+}
+/** routes whose body is a file, not JSON (test/http/settlement.test.ts sends them) */
+const FILE_BODIES = ['POST /admin/v1/statements']
+/** routes whose valid body reaches a service that is not the store: the answer says it got there */
+const REACHED: Record<string, (answer: { error?: string }) => boolean> = {
+  'POST /admin/v1/reconciliation/exceptions/:id/resolve': (a) => a.error === 'EXCEPTION_NOT_FOUND'
 }
 
 /** A value of each JSON type, made from the valid one where that is what a loose validator would turn back. */
@@ -127,7 +134,7 @@ t.test('every admin and card-lifecycle body with a wrong type or an unknown fiel
   const doc = (await app.inject({ method: 'GET', url: '/admin/openapi.json', headers: adminHeaders })).json() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>> }
   const ajv = new Ajv({ strict: false, coerceTypes: false, allowUnionTypes: true })
 
-  const routes = (app.routeScopes ?? []).filter((r) => !['GET', 'HEAD'].includes(r.method)).map((r) => `${r.method} ${r.url}`)
+  const routes = (app.routeScopes ?? []).filter((r) => !['GET', 'HEAD'].includes(r.method)).map((r) => `${r.method} ${r.url}`).filter((r) => !FILE_BODIES.includes(r))
   t.ok(routes.length >= Object.keys(VALID).length, 'the routes are read from the listener')
   t.same(routes.filter((r) => VALID[r] === undefined), [], 'every route that takes a body has a valid body above')
   let probed = 0
@@ -160,7 +167,9 @@ t.test('every admin and card-lifecycle body with a wrong type or an unknown fiel
     calls.length = 0
     const res = await send(method, urlOf(pattern), valid)
     t.not(res.statusCode, 400, `${route}: the valid body gets past the validator (${res.statusCode} ${res.body.slice(0, 120)})`)
-    t.not(calls.length, 0, `${route}: and reaches a service`)
+    const reached = REACHED[route]
+    if (reached !== undefined) t.ok(reached(res.json()), `${route}: and reaches its service`)
+    else t.not(calls.length, 0, `${route}: and reaches a service`)
   }
 })
 

@@ -42,6 +42,10 @@ const EXPECTED: Array<[string, string, Scope]> = [
   ['GET', '/admin/v1/audit', 'read'],
   ['GET', '/admin/v1/standin', 'read'],
   ['POST', '/admin/v1/standin', 'standin'],
+  ['POST', '/admin/v1/statements', 'money:write'],
+  ['GET', '/admin/v1/statements/:id', 'read'],
+  ['GET', '/admin/v1/reconciliation/exceptions', 'read'],
+  ['POST', '/admin/v1/reconciliation/exceptions/:id/resolve', 'money:write'],
   // the API reference and the files of its rendered page
   ['GET', '/admin/openapi.json', 'read'],
   ['GET', '/admin/docs', 'read'],

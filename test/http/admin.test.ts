@@ -70,7 +70,7 @@ t.test('customers and cards', async t => {
 
   let res = await a.call('PUT', `/admin/v1/customers/${urn}`, {})
   t.equal(res.statusCode, 200)
-  t.same(res.json(), { urn, customerId: null, status: 'ACTIVE', available: '0', cards: {} }, 'created ACTIVE with nothing')
+  t.same(res.json(), { urn, customerId: null, status: 'ACTIVE', available: '0', held: '0', ledger: '0', cards: {} }, 'created ACTIVE with nothing')
   res = await a.call('PUT', `/admin/v1/customers/${urn}`, { customerId: 'CUST-9' })
   t.match(res.json(), { customerId: 'CUST-9', status: 'ACTIVE' }, 'customerId set, status kept')
   res = await a.call('PUT', `/admin/v1/customers/${urn}`, { status: 'BLOCKED' })
@@ -108,7 +108,7 @@ t.test('customers and cards', async t => {
   t.same((await a.card(urn, '5678', 'BLOCKED')).cards, { 1234: 'STOLEN', 5678: 'BLOCKED' })
 
   res = await a.call('GET', `/admin/v1/customers/${urn}`)
-  t.same(res.json(), { urn, customerId: 'CUST-10', status: 'ACTIVE', available: '0', cards: { 1234: 'STOLEN', 5678: 'BLOCKED' } })
+  t.same(res.json(), { urn, customerId: 'CUST-10', status: 'ACTIVE', available: '0', held: '0', ledger: '0', cards: { 1234: 'STOLEN', 5678: 'BLOCKED' } })
   errorBody(t, await a.call('GET', `/admin/v1/customers/${freshUrn()}`), 404, 'CUSTOMER_NOT_FOUND', 'unknown customer')
 })
 

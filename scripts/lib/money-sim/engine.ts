@@ -11,7 +11,9 @@ import { manualClock, refKey, SimViolation, type Counts, type Delivered, type Si
 import { PartyBooks } from './fake-parties.js'
 import { EventFold } from './event-fold.js'
 import { checkCustomer, checkDecision, checkJob, checkReplay, checkWindows, type CheckEnv } from './invariants.js'
-import { Model, SIM_RULES, SIM_TIMEZONE } from './model.js'
+import { Model, SIM_HOLD_EXPIRY_MS, SIM_RULES, SIM_TIMEZONE } from './model.js'
+import { settlementFor } from '../../../src/settlement/for-store.js'
+import { expireDue } from '../../../src/settlement/expiry.js'
 import { OPS, type OpSpec } from './ops.js'
 import { enabled, type FaultKind, type SimOptions } from './options.js'
 import { SimProcess } from './process.js'
@@ -52,6 +54,15 @@ function compileSimRules (): CompiledRuleSet {
   return r.set
 }
 
+/** how often (in steps) the simulation runs hold expiry in holds mode */
+const EXPIRY_EVERY_STEPS = 25
+
+function modelFor (opts: SimOptions, now: () => number): Model {
+  const m = new Model(now)
+  if (opts.settlement === 'holds') m.holdTtlMs = SIM_HOLD_EXPIRY_MS
+  return m
+}
+
 /** `makeStore` gets the simulated clock (the memory store runs on it). */
 export async function runSimulation (opts: SimOptions, makeStore: (clock: () => number) => Promise<StoreUnderTest>): Promise<SimResult> {
   const started = Date.now()
@@ -66,7 +77,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   const sim: SimContext = {
     opts,
     rnd,
-    model: new Model(clock.now),
+    model: modelFor(opts, clock.now),
     scheduler: new Scheduler(rnd),
     store: sut.store,
     clock,
@@ -265,6 +276,15 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
       await checkTouched(last4s)
       for (const job of env.touchedJobs) await checkJob(checkEnv, job, false)
       env.touchedJobs.clear()
+      if (opts.settlement === 'holds' && i % EXPIRY_EVERY_STEPS === 0) {
+        // another instance's expiry run, between two steps: the store's and the model's due holds released
+        const expired = await expireDue(settlementFor(sut.store), clock.now())
+        const urns = sim.model.expireDue(clock.now(), SIM_HOLD_EXPIRY_MS)
+        counts.ops.expiry = (counts.ops.expiry ?? 0) + expired
+        if (expired !== urns.length) sim.violation('balance', `expiry released ${expired} holds, the model ${urns.length}`)
+        for (const urn of urns) sim.touchedUrns.add(urn)
+        await checkTouched(last4s)
+      }
       pruneJobs(jobs)
       if (i % 1000 === 0) pruneAnswers(sim, recent)
       stepsRun = i

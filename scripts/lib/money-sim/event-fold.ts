@@ -17,6 +17,8 @@ const MOVES: Record<string, Move> = {
   'decision.created': (d) => -num(d.held),
   'decision.released': (d) => num(d.released),
   'decision.reversed': (d) => num(d.released),
+  // holds mode: a hold released by expiry
+  'authorization.expired': (d) => num(d.released),
   'funds.credited': (d) => num(d.amount),
   'load.completed': (d) => num(d.amount),
   'transfer.completed': (d) => num(d.amount),

@@ -35,6 +35,13 @@ export async function checkCustomer (env: CheckEnv, urn: string): Promise<void> 
   }
   if (c === null) { sim.violation('balance', `customer ${urn} missing from the store`); return }
   if (c.available !== m.available) sim.violation('balance', `customer ${JSON.stringify(urn)}: store ${c.available}, model ${m.available}`)
+  if (sim.opts.settlement === 'holds') {
+    // every approval is a hold: the customer's held is what its approvals still hold, each once
+    let held = 0
+    for (const d of sim.model.decisions.values()) if (d.urn === urn && d.code === '00' && d.hold === true) held += d.held
+    for (const o of sim.model.orphanHolds) if (o.urn === urn) held += o.held
+    if (c.held !== held) sim.violation('balance', `customer ${JSON.stringify(urn)} held: store ${c.held}, model ${held}`)
+  }
   if (!(c.available >= 0)) sim.violation('nothing-negative', `customer ${JSON.stringify(urn)} available ${c.available}`)
   if (c.status !== m.status) sim.violation('customer-state', `customer ${urn}: store ${c.status}, model ${m.status}`)
   const cards = JSON.stringify(sorted(Object.entries(c.cards).map(([k, v]) => `${k}=${v}`)))

@@ -54,6 +54,8 @@ export function canonControls (e: ControlEntries): ControlEntries {
  * kept this long, and a decision as long as a window it has an entry in counts, and a day more.
  */
 export const RETENTION_MS = 8 * DAY
+/** SETTLEMENT_MODE=holds in the simulation: a hold expires this long after its approval (a run spans hours) */
+export const SIM_HOLD_EXPIRY_MS = 15 * 60_000
 
 export interface ModelLimit {
   ruleId: string
@@ -111,6 +113,8 @@ export interface ModelDecision {
   answeredOnDeadline: boolean
   held: number
   released: number
+  /** holds mode: the approval is a hold (expiry releases it); an approval of before (an earlier record) is final */
+  hold?: boolean
   reversal: { requested: number | null, amount: number } | null
   /** the windows this decision has an entry in */
   windows: string[]
@@ -154,6 +158,11 @@ export class Model {
   /** the controls' daily totals of approved, unreleased debits, by [urn, last4, kind, local day] */
   readonly dailyTotals = new Map<string, number>()
 
+  /** holds whose decision is forgotten before an expiry run released them (the stores' hold index keeps their amount) */
+  readonly orphanHolds: Array<{ urn: string, held: number }> = []
+  /** holds mode: how long after its approval a hold expires; its decision is kept that much longer (as the stores keep it) */
+  holdTtlMs = 0
+
   constructor (private readonly now: () => number) {}
 
   decision (urn: string, reference: string): ModelDecision | undefined {
@@ -162,6 +171,8 @@ export class Model {
     if (d !== undefined && d.expiresAtMs <= this.now()) {
       this.decisions.delete(key)
       this.forgotten.add(key)
+      // a hold whose decision is gone before an expiry run: the next run gives back what it holds
+      if (d.hold === true && d.code === '00' && d.held > 0) this.orphanHolds.push({ urn: d.urn, held: d.held })
       return undefined
     }
     return d
@@ -222,11 +233,14 @@ export class Model {
     }
     if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
-    const ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
+    let ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
+    // holds mode: an approval's decision is kept past its hold's expiry by as long again (src/settlement/hold-ttl.ts)
+    const hold = code === '00' && r.debit > 0 && this.holdTtlMs > 0
+    if (hold) ttl += this.holdTtlMs
     const nd: ModelDecision = {
       urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt, attemptAtMs: r.nowMs,
       answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl,
-      controlDays: [], control
+      controlDays: [], control, ...(hold ? { hold } : {})
     }
     if (code === '00') {
       (c as ModelCustomer).available -= r.debit
@@ -344,6 +358,30 @@ export class Model {
     d.reason = 'deadline'
     d.answeredOnDeadline = true
     return { ok: 'released' }
+  }
+
+  /**
+   * Holds mode: every approval still holding something that is due by asOfMs (its arrival + holdMs) is released
+   * whole, as expiry does: its window entries and daily totals given back. Returns the customers touched.
+   */
+  expireDue (asOfMs: number, holdMs: number): string[] {
+    const urns: string[] = []
+    for (const o of this.orphanHolds.splice(0)) {
+      const c = this.customers.get(o.urn)
+      if (c !== undefined) c.available += o.held
+      urns.push(o.urn)
+    }
+    for (const d of this.decisions.values()) {
+      if (d.hold !== true || d.code !== '00' || d.held <= 0 || d.atMs + holdMs > asOfMs) continue
+      const c = this.customers.get(d.urn)
+      if (c !== undefined) c.available += d.held
+      this.giveBackDaily(d, d.held, 0)
+      d.released += d.held
+      d.held = 0
+      this.dropEntries(d)
+      urns.push(d.urn)
+    }
+    return urns
   }
 
   reverse (urn: string, reference: string, amount: number | null): Expect<{ released: number, replayed: boolean }> {

@@ -49,6 +49,8 @@ export interface SimOptions {
   stopOnViolation: boolean
   /** keep the trace of every store call and its answer (for the differential run) */
   trace: boolean
+  /** SETTLEMENT_MODE of the decisions: holds adds the invariant that each customer's held is what its approvals still hold */
+  settlement?: 'final' | 'holds'
   /** progress lines (every `progressEvery` steps) */
   progress?: (line: string) => void
   progressEvery?: number
@@ -91,6 +93,7 @@ export function optionsFromEnv (env: NodeJS.ProcessEnv, defaults: Partial<SimOpt
     killRate: num(env.SIM_KILL_RATE, defaults.killRate ?? 0.004),
     stopOnViolation: defaults.stopOnViolation ?? true,
     trace: defaults.trace ?? false,
+    ...((env.SIM_SETTLEMENT ?? defaults.settlement) === 'holds' ? { settlement: 'holds' as const } : {}),
     ...(defaults.progress !== undefined ? { progress: defaults.progress } : {}),
     ...(defaults.progressEvery !== undefined ? { progressEvery: defaults.progressEvery } : {})
   }

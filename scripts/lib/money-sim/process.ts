@@ -17,7 +17,7 @@ import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
-import { SIM_TIMEZONE, type ModelAuth } from './model.js'
+import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
 
 /** The platform's deadline for an answer (the contract's 2000 ms). */
 export const DEADLINE_MS = 2000
@@ -51,7 +51,11 @@ export class SimProcess {
       clearTimeout: (handle) => { (handle as { cancelled: boolean }).cancelled = true }
     }
     this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
-    this.deps = { store: this.store, rules: () => rules, timezone: SIM_TIMEZONE, clock: sim.clock.now, compensator: this.compensator }
+    this.deps = {
+      store: this.store, rules: () => rules, timezone: SIM_TIMEZONE, clock: sim.clock.now, compensator: this.compensator,
+      // holds that the run expires (engine.ts): what they hold is checked against the model (checkCustomer)
+      ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + SIM_HOLD_EXPIRY_MS } : {})
+    }
     this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now)
     const prepaid = fakePrepaid(sim, this, books)
     this.transfers = new TransferService(this.store, prepaid, sim.clock.now)

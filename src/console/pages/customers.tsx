@@ -130,7 +130,9 @@ async function customerPage (opts: ConsoleOptions, viewer: Viewer, c: Customer):
       <Facts rows={[
         ['Status', c.status],
         ['Customer id', c.customerId ?? '-'],
-        ['Available', minor(c.available)]
+        ['Available', minor(c.available)],
+        ['Held', minor(c.held)],
+        ['Ledger', minor(c.available + c.held)]
       ]} />
       <CustomerStatusForm viewer={viewer} c={c} />
       {money && (

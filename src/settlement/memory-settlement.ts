@@ -1,0 +1,263 @@
+// The settlement on the embedded store: the same steps as the scripts of lua.ts, each run to completion
+// without an await in between (so atomic, as the store's own methods are). It works on the store's state
+// through MemoryState, the part of MemoryStore these steps read and write.
+import { bucketOf, limitMember, unpart } from '../store/keys.js'
+import type { MemoryStore } from '../store/memory.js'
+import type { AuditContext } from '../domain/audit.js'
+import type { DecisionRecord } from '../store/types.js'
+import { apiError } from '../errors.js'
+import {
+  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type ExceptionKind, type LifecycleVerdict, type Outcome,
+  type Posting, type PostingResult, type ReconException, type ResolveAction, type SettlementStore, type StatementReport
+} from './types.js'
+import { pageOf } from './exception-page.js'
+
+interface StoredRecord extends DecisionRecord { reversalRequested: string | null }
+interface WindowEntry { score: number, member: string }
+/** MemoryStore's private state, as these steps use it (the same names) */
+interface MemoryState {
+  clock: () => number
+  keys: { decision: (urn: string, reference: string) => string }
+  customers: Map<string, { available: number, held: number }>
+  getRecord: (key: string) => StoredRecord | undefined
+  putRecord: (key: string, rec: StoredRecord, ttlMs: number | null) => void
+  removeEntry: (key: string, member: string) => WindowEntry | undefined
+  windowAdd: (key: string, entry: WindowEntry) => void
+  giveBackDaily: (key: string, amount: number) => void
+  emit: (urn: string, type: string, data: Record<string, unknown>) => void
+  audit: (ctx: AuditContext | undefined, before: Record<string, unknown> | null, after: Record<string, unknown> | null) => void
+  decisions: Map<string, { expiresAtMs: number }>
+}
+
+export class MemorySettlement implements SettlementStore {
+  private readonly s: MemoryState
+  /** a decision's settlement, by its key: cleared amount, and when it expired */
+  private readonly states = new Map<string, { cl: number, ex?: number }>()
+  private readonly postings = new Map<string, { value: { f: string, o: Outcome, s: string, x: string[] }, expiresAtMs: number }>()
+  private readonly exceptions = new Map<string, ReconException>()
+  private readonly statements = new Map<string, StatementReport>()
+
+  constructor (private readonly store: MemoryStore) {
+    this.s = store as unknown as MemoryState
+  }
+
+  private stateOf (key: string): { cl: number, ex?: number } {
+    const ttl = this.s.decisions.get(key)
+    if (ttl === undefined || ttl.expiresAtMs <= this.s.clock()) this.states.delete(key)
+    return this.states.get(key) ?? { cl: 0 }
+  }
+
+  /** as settleRecord in lua.ts */
+  private settleRecord (key: string, rec: StoredRecord, cust: { held: number }, rel: number, keep: number): void {
+    const held = Number(rec.held)
+    const member = this.store.holdMember(key, rec.last4)
+    if (this.store.holds.has(member)) {
+      cust.held -= rel + keep
+      if (held - rel - keep <= 0) this.store.holds.remove(member)
+      else this.store.holds.setAmount(member, held - rel - keep)
+    }
+    let limitEntries = rec.limitEntries
+    let controlEntries = rec.controlEntries
+    if (rel > 0) {
+      limitEntries = []
+      for (const [wkey, m] of rec.limitEntries) {
+        const removed = this.s.removeEntry(wkey, m)
+        if (removed !== undefined && held - rel > 0) {
+          const back = limitMember(held - rel, rec.reference)
+          this.s.windowAdd(wkey, { score: removed.score, member: back })
+          limitEntries.push([wkey, back])
+        }
+      }
+      controlEntries = []
+      for (const [dkey] of rec.controlEntries) {
+        this.s.giveBackDaily(dkey, rel)
+        if (held - rel > 0) controlEntries.push([dkey, String(held - rel)])
+      }
+    }
+    const left = held - rel - keep
+    if (left <= 0) { limitEntries = []; controlEntries = [] }
+    this.s.putRecord(key, { ...rec, held: String(left), released: String(Number(rec.released) + rel), limitEntries, controlEntries }, null)
+  }
+
+  async applyPosting (p: Posting, statementId: string, lifecycle: LifecycleVerdict | null): Promise<PostingResult> {
+    const fingerprint = postingFingerprint(p)
+    const bucket = bucketOf(p.urn)
+    const pkey = `b${bucket}~${p.platformId}`
+    const now = this.s.clock()
+    const kept = this.postings.get(pkey)
+    if (kept !== undefined && kept.expiresAtMs > now) {
+      const v = kept.value
+      return { status: v.f === fingerprint ? 'replayed' : 'conflict', outcome: v.o, statementId: v.s, exceptions: v.x, available: null }
+    }
+    const exceptions: string[] = []
+    let outcome: Outcome = 'unmatched'
+    const except = (kind: ExceptionKind, suffix: string, amount: number, accept: ReconException['accept']['action'], acceptAmount: number, detail: string): void => {
+      const id = `${pkey}${suffix}`
+      if (this.exceptions.has(id)) return
+      const x: ReconException = {
+        id, kind, status: 'open', urn: p.urn, reference: p.reference, last4: p.last4, platformId: p.platformId, statementId,
+        postingType: p.type, outcome, amount: String(amount), accept: { action: accept, amount: String(acceptAmount) }, detail, createdAtMs: now
+      }
+      this.exceptions.set(id, x)
+      this.s.emit(p.urn, 'reconciliation.exception', { ...x })
+      exceptions.push(id)
+    }
+    const cust = this.s.customers.get(p.urn)
+    const amt = p.amount
+    let delta = 0
+    if (cust === undefined) {
+      except('unmatched', '', amt, 'none', 0, `no customer ${p.urn}`)
+    } else if (p.type === 'purchase') {
+      const key = this.s.keys.decision(p.urn, p.reference)
+      const rec = this.s.getRecord(key)
+      if (rec === undefined) {
+        outcome = 'force_post'; delta = -amt
+        except('force_post', '', amt, 'none', 0, 'no authorization')
+      } else if (rec.code !== '00') {
+        outcome = 'declined_here'; delta = -amt
+        except('declined_here', '', amt, 'none', 0, `answered ${rec.code}`)
+      } else {
+        const st = this.stateOf(key)
+        const cleared = st.cl + amt
+        if (st.ex !== undefined) {
+          outcome = 'late_clearing'; delta = -amt
+          except('late_clearing', '', amt, 'none', 0, 'hold expired')
+        } else {
+          const held = Number(rec.held)
+          const take = Math.min(amt, held)
+          const rest = held - take
+          delta = rest - (amt - take)
+          this.settleRecord(key, rec, cust, rest, take)
+          const debit = Number(rec.debit)
+          outcome = cleared < debit ? 'cleared_partial' : cleared > debit ? 'cleared_over' : 'cleared'
+        }
+        this.states.set(key, { ...st, cl: cleared })
+      }
+    } else if (p.type === 'reversal') {
+      outcome = 'reversal'
+      const key = this.s.keys.decision(p.urn, p.reference)
+      const rec = this.s.getRecord(key)
+      // what it still holds is released; beyond it, money back only for what was posted
+      let rel = 0
+      let credit = amt
+      if (rec?.code === '00') {
+        rel = Math.min(Number(rec.held), amt)
+        if (rel > 0) this.settleRecord(key, rec, cust, rel, 0)
+        credit = this.stateOf(key).cl > 0 ? amt - rel : 0
+      }
+      delta = rel + credit
+    } else if (p.type === 'refund' || p.type === 'adjustment') {
+      outcome = p.type; delta = amt
+    } else if (p.type === 'fee') {
+      outcome = 'fee'; delta = -amt
+    } else if (lifecycle?.matched === true) {
+      outcome = 'lifecycle_matched'
+    } else {
+      outcome = 'lifecycle_mismatch'
+      const d = lifecycle?.acceptDelta ?? 0
+      except('lifecycle_mismatch', '', amt, d > 0 ? 'credit' : d < 0 ? 'debit' : 'none', Math.abs(d), lifecycle?.detail ?? '')
+    }
+    let available: number | null = null
+    if (cust !== undefined) {
+      cust.available += delta
+      available = cust.available
+      if (available < 0) except('negative_balance', '~nb', -available, 'none', 0, `available below zero after ${outcome}`)
+    }
+    this.postings.set(pkey, { value: { f: fingerprint, o: outcome, s: statementId, x: exceptions }, expiresAtMs: now + POSTING_RETENTION_MS })
+    this.s.emit(p.urn, 'settlement.posted', {
+      platformId: p.platformId, statementId, postingType: p.type, outcome, reference: p.reference, amount: String(amt),
+      postedAt: p.postedAt, available: available === null ? '' : String(available), held: String(cust?.held ?? 0)
+    })
+    return { status: 'applied', outcome, statementId, exceptions, available }
+  }
+
+  async dueBuckets (asOfMs: number): Promise<number[]> {
+    const due = new Set<number>()
+    for (const h of this.store.holds.due(asOfMs, Number.MAX_SAFE_INTEGER)) due.add(bucketOf(unpart(h.member.slice(0, h.member.indexOf(':')))))
+    return [...due]
+  }
+
+  async expireBucket (_bucket: number, asOfMs: number, max: number): Promise<{ expired: number, more: boolean }> {
+    // one index for every bucket here: what is due, whichever bucket
+    const due = this.store.holds.due(asOfMs, max)
+    let expired = 0
+    for (const h of due) {
+      const [urnp, refp] = h.member.split(':') as [string, string, string]
+      const urn = unpart(urnp)
+      const key = this.s.keys.decision(urn, unpart(refp))
+      const rec = this.s.getRecord(key)
+      const cust = this.s.customers.get(urn)
+      if (rec !== undefined && cust !== undefined) {
+        const held = Number(rec.held)
+        this.settleRecord(key, rec, cust, held, 0)
+        cust.available += held
+        this.states.set(key, { ...this.stateOf(key), ex: asOfMs })
+        this.s.emit(urn, 'authorization.expired', { reference: rec.reference, last4: rec.last4, released: String(held), available: String(cust.available), held: String(cust.held) })
+        expired++
+      } else if (cust !== undefined && this.store.holds.amountOf(h.member) > 0) {
+        // its decision is gone (no expiry ran for as long as it is kept past the expiry): the amount goes back all the same
+        const amt = this.store.holds.amountOf(h.member)
+        cust.held -= amt
+        cust.available += amt
+        this.s.emit(urn, 'authorization.expired', { reference: unpart(refp), last4: unpart(h.member.split(':')[2] ?? ''), released: String(amt), available: String(cust.available), held: String(cust.held) })
+        expired++
+      }
+      this.store.holds.remove(h.member)
+    }
+    return { expired, more: due.length === max }
+  }
+
+  async getException (id: string): Promise<ReconException | null> {
+    const x = this.exceptions.get(id)
+    return x === undefined ? null : structuredClone(x)
+  }
+
+  async listExceptions (filter: ExceptionFilter): Promise<{ items: ReconException[], nextCursor: string | null }> {
+    return pageOf([...this.exceptions.values()].map((x) => structuredClone(x)), filter)
+  }
+
+  async markResolved (id: string, r: { action: ResolveAction, amount: string, reason: string, keyId: string }, audit?: AuditContext): Promise<{ replayed: boolean, exception: ReconException }> {
+    const x = this.exceptions.get(id)
+    if (x === undefined || bucketOfException(id) === null) throw apiError('EXCEPTION_NOT_FOUND', `no exception ${id}`)
+    if (x.resolution !== undefined) {
+      if (x.resolution.action === r.action && x.resolution.amount === r.amount) return { replayed: true, exception: structuredClone(x) }
+      throw apiError('ALREADY_RESOLVED', `exception ${id} was resolved with ${x.resolution.action}`)
+    }
+    x.status = 'resolved'
+    x.resolution = { ...r, atMs: this.s.clock() }
+    this.s.emit(x.urn, 'reconciliation.resolved', structuredClone(x) as unknown as Record<string, unknown>)
+    this.s.audit(audit, { status: 'open' }, { status: 'resolved', action: r.action, amount: r.amount })
+    return { replayed: false, exception: structuredClone(x) }
+  }
+
+  async notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null> {
+    const key = this.s.keys.decision(urn, reference)
+    const rec = this.s.getRecord(key)
+    if (rec === undefined || rec.code !== '00' || Number(rec.held) <= 0) return null
+    if (this.store.holds.has(this.store.holdMember(key, rec.last4)) || this.stateOf(key).cl > 0) return null
+    const id = `b${bucketOf(urn)}~anp~${key.slice(key.indexOf('}:d:') + 4)}`
+    if (this.exceptions.has(id)) return null
+    const x: ReconException = {
+      id, kind: 'approved_not_posted', status: 'open', urn, reference, last4: rec.last4, platformId: '', statementId, postingType: '',
+      outcome: 'approved_not_posted', amount: rec.held, accept: { action: 'release', amount: rec.held },
+      detail: 'approved here, on no statement of a complete period', createdAtMs: this.s.clock()
+    }
+    this.exceptions.set(id, x)
+    this.s.emit(urn, 'reconciliation.exception', { ...x })
+    return { id, amount: Number(rec.held) }
+  }
+
+  async putStatement (report: StatementReport): Promise<void> {
+    this.statements.set(report.id, structuredClone(report))
+  }
+
+  async getStatement (id: string): Promise<StatementReport | null> {
+    const r = this.statements.get(id)
+    return r === undefined ? null : structuredClone(r)
+  }
+}
+
+/** what makes two lines with one platformId the same posting */
+export function postingFingerprint (p: Posting): string {
+  return `${p.type}|${p.reference}|${p.urn}|${p.last4}|${p.amount}`
+}

@@ -1,0 +1,41 @@
+// An operator's resolution of an exception (docs/operations/settlement.md, Working the queue): its money
+// moved first, idempotently on the exception's id, then the exception marked resolved with its audit record.
+// A repeat of the same resolution moves nothing again; another resolution of a resolved one is refused.
+import type { AuditContext } from '../domain/audit.js'
+import type { Store } from '../store/types.js'
+import { apiError } from '../errors.js'
+import type { ReconException, ResolveAction, SettlementStore } from './types.js'
+
+export interface Resolution {
+  action: ResolveAction
+  /** credit and debit: required; release: default all that is held */
+  amount?: number
+  reason: string
+}
+
+/** the reference of an exception's money operation: one per exception and kind of move */
+export function exceptionReference (id: string): string {
+  return `reconciliation:${id}`
+}
+
+export async function resolveException (store: Store, settlement: SettlementStore, id: string, r: Resolution, keyId: string, audit?: AuditContext): Promise<{ replayed: boolean, exception: ReconException }> {
+  const x = await settlement.getException(id)
+  if (x === null) throw apiError('EXCEPTION_NOT_FOUND', `no exception ${id}`)
+  let action: ResolveAction | 'none' = r.action
+  let amount = r.amount ?? null
+  if (r.action === 'accept') {
+    action = x.accept.action === 'none' ? 'none' : x.accept.action
+    amount = Number(x.accept.amount)
+  }
+  if ((action === 'credit' || action === 'debit') && (amount === null || amount <= 0)) {
+    throw apiError('VALIDATION', `${r.action} needs an amount`, { field: 'amount' })
+  }
+  const mark = { action: r.action, amount: amount === null ? '' : String(amount), reason: r.reason, keyId }
+  if (x.status === 'resolved') return await settlement.markResolved(id, mark, audit)
+  const ref = exceptionReference(id)
+  const event = { type: action === 'debit' ? 'funds.debited' as const : 'funds.credited' as const, details: { exception: id, action: r.action } }
+  if (action === 'credit') await store.credit(x.urn, amount as number, ref, event)
+  else if (action === 'debit') await store.debit(x.urn, amount as number, ref, event)
+  else if (action === 'release') await store.reverse(x.urn, x.reference, amount)
+  return await settlement.markResolved(id, mark, audit)
+}

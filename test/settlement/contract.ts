@@ -1,0 +1,252 @@
+// The settlement contract, run on both stores (memory.test.ts, redis.test.ts): each row of the outcomes
+// table (docs/operations/settlement.md), holds and their expiry, exceptions and their resolution.
+import type { Test } from 'tap'
+import type { Store } from '../../src/store/types.js'
+import { settlementFor } from '../../src/settlement/for-store.js'
+import { expireDue } from '../../src/settlement/expiry.js'
+import { resolveException } from '../../src/settlement/resolve.js'
+import type { Posting, PostingType } from '../../src/settlement/types.js'
+import { authInput, funded, limit, urnFor } from '../store/contract.js'
+
+export type MakeStore = (t: Test) => Promise<Store>
+
+let pid = 0
+export function posting (urn: string, type: PostingType, reference: string, amount: number, over: Partial<Posting> = {}): Posting {
+  return { platformId: `P${process.pid}x${++pid}`, type, reference, urn, last4: '4321', amount, currency: '356', postedAt: '2026-11-20T10:00:00Z', ...over }
+}
+
+async function balances (store: Store, urn: string): Promise<{ available: number, held: number, ledger: number }> {
+  const c = await store.getCustomer(urn)
+  if (c === null) throw new Error(`no customer ${urn}`)
+  return { available: c.available, held: c.held, ledger: c.available + c.held }
+}
+
+/** an approval in holds mode (expiring at `expiresAtMs`) or final (undefined) */
+async function approve (store: Store, urn: string, amount: number, expiresAtMs?: number, over: Parameters<typeof authInput>[1] = {}): Promise<string> {
+  const input = authInput(urn, { debitAmount: amount, fingerprint: `fp-${amount}`, ...(expiresAtMs !== undefined ? { holdExpiresAtMs: expiresAtMs } : {}), ...over })
+  const r = await store.authorize(input)
+  if (r.code !== '00') throw new Error(`not approved: ${r.code} ${r.reason}`)
+  return input.reference
+}
+
+export function settlementContract (t: Test, make: MakeStore): void {
+  const later = (): number => Date.now() + 3_600_000
+
+  t.test('holds mode: an approval is held, not posted; the customer shows available, held and ledger', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 10_000)
+    await approve(store, urn, 2500, later())
+    t.same(await balances(store, urn), { available: 7500, held: 2500, ledger: 10_000 })
+  })
+
+  t.test('a hold\'s decision is kept past its expiry by the retention; a decline in holds mode as long as ever', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 1000)
+    const expires = Date.now() + 31 * 86_400_000
+    const ref = await approve(store, urn, 500, expires)
+    const kept = (await store.getDecision(urn, ref))?.expiresAtMs ?? 0
+    t.ok(kept >= expires + 7 * 86_400_000, 'kept past the hold\'s expiry')
+    const declined = authInput(urn, { debitAmount: 5000, fingerprint: 'd', holdExpiresAtMs: expires })
+    t.equal((await store.authorize(declined)).code, '51')
+    const short = (await store.getDecision(urn, declined.reference))?.expiresAtMs ?? Infinity
+    t.ok(short < Date.now() + 10 * 86_400_000, 'a decline holds nothing and is kept the usual time')
+  })
+
+  t.test('final mode: an approval debits as before, nothing held', async (t) => {
+    const store = await make(t)
+    const urn = await funded(store, 10_000)
+    await approve(store, urn, 2500)
+    t.same(await balances(store, urn), { available: 7500, held: 0, ledger: 7500 })
+  })
+
+  t.test('cleared: a purchase of the authorized amount posts the hold (holds) / changes nothing (final)', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const held = await approve(store, urn, 2500, later())
+    const final = await approve(store, urn, 1000)
+    const a = await s.applyPosting(posting(urn, 'purchase', held, 2500), 'S1', null)
+    t.equal(a.outcome, 'cleared')
+    t.same(a.exceptions, [])
+    const b = await s.applyPosting(posting(urn, 'purchase', final, 1000), 'S1', null)
+    t.equal(b.outcome, 'cleared')
+    t.same(await balances(store, urn), { available: 6500, held: 0, ledger: 6500 })
+    // a reversal of a posted authorization finds nothing held
+    const rec = await store.getDecision(urn, held)
+    t.equal(rec?.held, '0')
+    // expiry later finds nothing to release
+    t.equal(await expireDue(s, later() + 1), 0)
+    t.same(await balances(store, urn), { available: 6500, held: 0, ledger: 6500 })
+  })
+
+  t.test('cleared_partial: the rest is released, limit windows and daily totals given the rest back', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const lim = limit({ measure: 'amount', max: 3000 })
+    const ref = await approve(store, urn, 2500, later(), { limits: [lim] })
+    const r = await s.applyPosting(posting(urn, 'purchase', ref, 2000), 'S1', null)
+    t.equal(r.outcome, 'cleared_partial')
+    t.same(await balances(store, urn), { available: 8000, held: 0, ledger: 8000 })
+    // the window counts the 2000 posted: 1000 more passes, 1001 does not
+    const ok = await store.authorize(authInput(urn, { debitAmount: 1000, fingerprint: 'a', limits: [lim] }))
+    t.equal(ok.code, '00')
+    const over = await store.authorize(authInput(urn, { debitAmount: 1, fingerprint: 'b', limits: [lim] }))
+    t.equal(over.code, '65')
+  })
+
+  t.test('cleared_over: the difference is debited even below zero, with a negative_balance exception', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 3000)
+    const ref = await approve(store, urn, 2500, later())
+    const r = await s.applyPosting(posting(urn, 'purchase', ref, 4000), 'S1', null)
+    t.equal(r.outcome, 'cleared_over')
+    t.same(await balances(store, urn), { available: -1000, held: 0, ledger: -1000 })
+    t.equal(r.exceptions.length, 1)
+    const x = await s.getException(r.exceptions[0] as string)
+    t.equal(x?.kind, 'negative_balance')
+    t.equal(x?.amount, '1000')
+  })
+
+  t.test('several clearings post against one authorization', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const ref = await approve(store, urn, 3000, later())
+    t.equal((await s.applyPosting(posting(urn, 'purchase', ref, 1000), 'S1', null)).outcome, 'cleared_partial')
+    t.same(await balances(store, urn), { available: 9000, held: 0, ledger: 9000 })
+    t.equal((await s.applyPosting(posting(urn, 'purchase', ref, 2000), 'S1', null)).outcome, 'cleared')
+    t.same(await balances(store, urn), { available: 7000, held: 0, ledger: 7000 })
+  })
+
+  t.test('expiry releases the hold once, with its window entries; a clearing after it posts again (late_clearing)', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const lim = limit({ measure: 'count', max: 1 })
+    const at = Date.now() + 1000
+    const ref = await approve(store, urn, 2500, at, { limits: [lim] })
+    t.equal(await expireDue(s, at - 1), 0, 'not due before its time')
+    t.equal(await expireDue(s, at), 1)
+    t.equal(await expireDue(s, at + 10), 0, 'never twice')
+    t.same(await balances(store, urn), { available: 10_000, held: 0, ledger: 10_000 })
+    // the count window has its entry back
+    t.equal((await store.authorize(authInput(urn, { debitAmount: 1, fingerprint: 'x', limits: [lim] }))).code, '00')
+    const events = (await store.readDecisionStream(urn)).filter((e) => e.type === 'authorization.expired')
+    t.equal(events.length, 1)
+    const r = await s.applyPosting(posting(urn, 'purchase', ref, 2500), 'S1', null)
+    t.equal(r.outcome, 'late_clearing')
+    t.equal((await s.getException(r.exceptions[0] as string))?.kind, 'late_clearing')
+    t.same(await balances(store, urn), { available: 7499, held: 0, ledger: 7499 })
+  })
+
+  t.test('expiry in many at once expires each hold once', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 100_000)
+    const at = Date.now() + 500
+    for (let i = 0; i < 30; i++) await approve(store, urn, 100 + i, at)
+    const runs = await Promise.all([expireDue(s, at, 7), expireDue(s, at, 7), expireDue(s, at, 7)])
+    t.equal(runs.reduce((a, b) => a + b, 0), 30)
+    t.same(await balances(store, urn), { available: 100_000, held: 0, ledger: 100_000 })
+  })
+
+  t.test('a reversal of a hold releases it from held and from the index', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const at = Date.now() + 500
+    const ref = await approve(store, urn, 2500, at)
+    await store.reverse(urn, ref, 500)
+    t.same(await balances(store, urn), { available: 8000, held: 2000, ledger: 10_000 })
+    await store.reverse(urn, ref, null).catch(() => null)
+    const ref2 = await approve(store, urn, 1000, at)
+    await store.reverse(urn, ref2, null)
+    t.same(await balances(store, urn), { available: 10_000 - 2000, held: 2000, ledger: 10_000 })
+    t.equal(await expireDue(s, at), 1, 'only the part still held expires')
+    t.same(await balances(store, urn), { available: 10_000, held: 0, ledger: 10_000 })
+  })
+
+  t.test('force_post, declined_here: debited, with an exception', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 1000)
+    const fp = await s.applyPosting(posting(urn, 'purchase', 'NO-SUCH', 300), 'S1', null)
+    t.equal(fp.outcome, 'force_post')
+    t.equal((await s.getException(fp.exceptions[0] as string))?.kind, 'force_post')
+    const declined = authInput(urn, { debitAmount: 5000, fingerprint: 'big' })
+    t.equal((await store.authorize(declined)).code, '51')
+    const dh = await s.applyPosting(posting(urn, 'purchase', declined.reference, 200), 'S1', null)
+    t.equal(dh.outcome, 'declined_here')
+    t.same(await balances(store, urn), { available: 500, held: 0, ledger: 500 })
+  })
+
+  t.test('refund credits; reversal releases what is held, else credits; fee debits; adjustment credits; each once', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const ref = await approve(store, urn, 2500, later())
+    const rev = posting(urn, 'reversal', ref, 1000)
+    t.equal((await s.applyPosting(rev, 'S1', null)).outcome, 'reversal')
+    t.same(await balances(store, urn), { available: 8500, held: 1500, ledger: 10_000 })
+    const refund = posting(urn, 'refund', 'R-OLD', 700)
+    t.equal((await s.applyPosting(refund, 'S1', null)).outcome, 'refund')
+    t.equal((await s.applyPosting(posting(urn, 'fee', 'FEE-1', 50), 'S1', null)).outcome, 'fee')
+    t.equal((await s.applyPosting(posting(urn, 'adjustment', 'ADJ-1', 5), 'S1', null)).outcome, 'adjustment')
+    t.same(await balances(store, urn), { available: 9155, held: 1500, ledger: 10_655 })
+    const again = await s.applyPosting(refund, 'S2', null)
+    t.equal(again.status, 'replayed')
+    t.equal(again.statementId, 'S1')
+    t.equal((await s.applyPosting({ ...refund, amount: 701 }, 'S2', null)).status, 'conflict')
+    t.same(await balances(store, urn), { available: 9155, held: 1500, ledger: 10_655 }, 'nothing applied twice')
+  })
+
+  t.test('lifecycle lines: matched changes nothing; a mismatch is an exception whose accept moves the difference', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 1000)
+    t.equal((await s.applyPosting(posting(urn, 'load', 'L1', 500), 'S1', { matched: true, acceptDelta: 0, detail: '' })).outcome, 'lifecycle_matched')
+    const r = await s.applyPosting(posting(urn, 'load', 'L2', 400), 'S1', { matched: false, acceptDelta: 400, detail: 'no load record' })
+    t.equal(r.outcome, 'lifecycle_mismatch')
+    t.same(await balances(store, urn), { available: 1000, held: 0, ledger: 1000 })
+    const id = r.exceptions[0] as string
+    const done = await resolveException(store, s, id, { action: 'accept', reason: 'platform loaded it' }, 'k1')
+    t.equal(done.exception.status, 'resolved')
+    t.same(await balances(store, urn), { available: 1400, held: 0, ledger: 1400 })
+    const again = await resolveException(store, s, id, { action: 'accept', reason: 'again' }, 'k1')
+    t.equal(again.replayed, true)
+    t.same(await balances(store, urn), { available: 1400, held: 0, ledger: 1400 }, 'accepted once')
+    await t.rejects(resolveException(store, s, id, { action: 'writeOff', reason: 'other' }, 'k1'), { code: 'EXTAUTH_ERR_ALREADY_RESOLVED' })
+  })
+
+  t.test('unmatched: a line for no customer here is an exception and moves nothing', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = urnFor('none')
+    const r = await s.applyPosting(posting(urn, 'purchase', 'X', 100), 'S1', null)
+    t.equal(r.outcome, 'unmatched')
+    t.equal((await s.getException(r.exceptions[0] as string))?.kind, 'unmatched')
+    t.equal(await store.getCustomer(urn), null)
+  })
+
+  t.test('exceptions are listed newest first, filtered and paged; credit and debit resolve with money', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 1000)
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push(...(await s.applyPosting(posting(urn, 'purchase', `FP${i}`, 10), 'S1', null)).exceptions)
+    const p1 = await s.listExceptions({ urn, status: 'open', limit: 3 })
+    t.equal(p1.items.length, 3)
+    t.not(p1.nextCursor, null)
+    const p2 = await s.listExceptions({ urn, status: 'open', limit: 3, cursor: p1.nextCursor as string })
+    t.equal(p2.items.length, 2)
+    t.equal(p2.nextCursor, null)
+    t.same(new Set([...p1.items, ...p2.items].map((x) => x.id)), new Set(ids))
+    await resolveException(store, s, ids[0] as string, { action: 'credit', amount: 10, reason: 'goodwill' }, 'k1')
+    await resolveException(store, s, ids[1] as string, { action: 'writeOff', reason: 'small' }, 'k1')
+    t.equal((await s.listExceptions({ urn, status: 'open', limit: 50 })).items.length, 3)
+    t.equal((await s.listExceptions({ urn, status: 'resolved', limit: 50 })).items.length, 2)
+    t.same(await balances(store, urn), { available: 960, held: 0, ledger: 960 })
+  })
+}
