@@ -30,7 +30,14 @@ export function settlementMetrics (registry: Registry, settlement: () => Settlem
     async collect () {
       const s = settlement()
       if (s === null) return
-      const { items } = await s.listExceptions({ status: 'open', limit: SCRAPE_EXCEPTIONS_MAX })
+      let items
+      try {
+        ({ items } = await s.listExceptions({ status: 'open', limit: SCRAPE_EXCEPTIONS_MAX }))
+      } catch {
+        // the store does not answer (Redis down): the last values stay, and every other metric is still
+        // scraped (a failing collect would fail the whole /metrics, when an outage most needs it)
+        return
+      }
       const byKind = new Map<string, number>(EXCEPTION_KINDS.map((k) => [k, 0]))
       oldestAt = null
       for (const x of items) {
