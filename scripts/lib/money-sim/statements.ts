@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { seededRandom } from '../../../src/sim/prng.js'
 import { importStatement } from '../../../src/settlement/import.js'
-import type { Posting, PostingType, SettlementStore } from '../../../src/settlement/types.js'
+import { POSTING_RETENTION_MS, type Posting, type PostingType, type SettlementStore } from '../../../src/settlement/types.js'
 import type { Store } from '../../../src/store/types.js'
 import { refKey, type SimContext } from './context.js'
 import type { ModelDecision } from './model.js'
 
 interface Line { platformId: string, type: PostingType, reference: string, urn: string, last4: string, amount: string, currency: string, postedAt: string }
-interface Published { id: string, lines: Line[] }
+interface Published { id: string, lines: Line[], atMs: number }
 
 /** postings applied ahead of a fault, at most, in an import cut short */
 const CUT_AFTER_MAX = 4
@@ -80,18 +80,21 @@ export class SimPlatform {
         line('refund', d, 1 + Math.floor(rnd() * cleared))
       }
     }
-    // an overlapping statement: a few lines an earlier one carried
-    const earlier = this.published[Math.floor(rnd() * this.published.length)]
+    // an overlapping statement: a few lines an earlier one carried (within the retention of applied postings,
+    // as the documentation promises: the time jumps of a run go past it)
+    const within = this.published.filter((p) => p.atMs > now - POSTING_RETENTION_MS / 2)
+    const earlier = within[Math.floor(rnd() * within.length)]
     if (earlier !== undefined && rnd() < 0.5) {
       for (const l of earlier.lines.slice(0, 1 + Math.floor(rnd() * 3))) { lines.push(l); this.counts.duplicateLines++ }
     }
     if (lines.length === 0) return
-    const st: Published = { id: `S${sim.opts.seed}-${this.published.length + 1}`, lines }
+    const st: Published = { id: `S${sim.opts.seed}-${this.published.length + 1}`, lines, atMs: now }
+    within.push(st)
     this.published.push(st)
     await this.importOne(sim, store, settlement, st, rnd() < 0.25)
     if (rnd() < 0.2) {
       // the same statement, or an earlier one, imported again: nothing changes
-      const again = this.published[Math.floor(rnd() * this.published.length)] as Published
+      const again = within[Math.floor(rnd() * within.length)] as Published
       this.counts.reimports++
       await this.importOne(sim, store, settlement, again, false)
     }
