@@ -92,7 +92,19 @@ export class MemorySettlement implements SettlementStore {
     const kept = this.postings.get(pkey)
     if (kept !== undefined && kept.expiresAtMs > now) {
       const v = kept.value
-      return { status: v.f === fingerprint ? 'replayed' : 'conflict', outcome: v.o, statementId: v.s, exceptions: v.x, available: null }
+      if (v.f === fingerprint) return { status: 'replayed', outcome: v.o, statementId: v.s, exceptions: v.x, available: null }
+      // the platformId applied before with other content: not applied; queued for an operator, once per statement
+      const id = `${pkey}~c~${statementId}`
+      if (!this.exceptions.has(id)) {
+        const x: ReconException = {
+          id, kind: 'platform_id_conflict', status: 'open', urn: p.urn, reference: p.reference, last4: p.last4, platformId: p.platformId,
+          statementId, postingType: p.type, outcome: v.o, amount: String(p.amount), accept: { action: 'none', amount: '0' },
+          detail: conflictDetail(v.s, v.o), createdAtMs: now
+        }
+        this.exceptions.set(id, x)
+        this.s.emit(p.urn, 'reconciliation.exception', { ...x })
+      }
+      return { status: 'conflict', outcome: v.o, statementId: v.s, exceptions: [id], available: null }
     }
     const exceptions: string[] = []
     let outcome: Outcome = 'unmatched'
@@ -263,6 +275,11 @@ export class MemorySettlement implements SettlementStore {
 }
 
 /** what makes two lines with one platformId the same posting */
+/** a platform_id_conflict exception's detail (the Redis script writes the same) */
+export function conflictDetail (firstStatement: string, firstOutcome: string): string {
+  return `platformId applied by statement ${firstStatement} (${firstOutcome}) with other content; this line is not applied`
+}
+
 export function postingFingerprint (p: Posting): string {
   return `${p.type}|${p.reference}|${p.urn}|${p.last4}|${p.amount}`
 }
