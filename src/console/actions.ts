@@ -17,7 +17,9 @@ const WORDS: Record<string, string> = {
   NOT_APPROVED: 'only an approved decision holds money to release',
   EXCEEDS_HOLD: 'the amount is more than the decision still holds',
   ALREADY_REVERSED: 'this decision was already reversed (a decision is reversed once)',
-  BALANCE_LIMIT: 'the balance would pass the largest amount kept'
+  BALANCE_LIMIT: 'the balance would pass the largest amount kept',
+  EXCEPTION_NOT_FOUND: 'there is no such exception',
+  ALREADY_RESOLVED: 'this exception was already resolved with another action (an exception is resolved once)'
 }
 
 export function actionFailure (err: unknown, request: FastifyRequest): Flash {

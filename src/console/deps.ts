@@ -1,6 +1,6 @@
 // What the console's pages read and act through: the same store, journal, audit trail, rules and relay the
 // admin API uses (passed in by app.ts), never copies of their logic.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Keyring } from '../access/keyring.js'
 import type { AuditReader } from '../access/audit-trail.js'
 import type { JournalReader } from '../journal/source.js'
@@ -20,6 +20,8 @@ export interface QueueSection {
   id: string
   title: string
   render: (viewer: Viewer) => Promise<VNode>
+  /** the section's actions (POST routes under the console, each with its scope) */
+  routes?: (app: FastifyInstance, opts: ConsoleOptions) => Promise<void>
 }
 
 export interface ConsoleOptions {

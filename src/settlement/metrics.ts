@@ -13,6 +13,20 @@ const SCRAPE_EXCEPTIONS_MAX = 100_000
 
 const made = new WeakMap<Registry, SettlementMetrics>()
 
+/** how long a scrape waits for the open exceptions before it keeps the last figures */
+const SCRAPE_READ_TIMEOUT_MS = 1000
+
+async function openExceptionsOrNull (s: SettlementStore): Promise<Awaited<ReturnType<SettlementStore['listExceptions']>>['items'] | null> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<null>((resolve) => { timer = setTimeout(() => { resolve(null) }, SCRAPE_READ_TIMEOUT_MS); timer.unref() })
+  try {
+    const read = s.listExceptions({ status: 'open', limit: SCRAPE_EXCEPTIONS_MAX }).then((r) => r.items, () => null)
+    return await Promise.race([read, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** the settlement's metrics on this registry, made once */
 export function settlementMetrics (registry: Registry, settlement: () => SettlementStore | null, clock: () => number = Date.now): SettlementMetrics {
   const kept = made.get(registry)
@@ -30,7 +44,10 @@ export function settlementMetrics (registry: Registry, settlement: () => Settlem
     async collect () {
       const s = settlement()
       if (s === null) return
-      const { items } = await s.listExceptions({ status: 'open', limit: SCRAPE_EXCEPTIONS_MAX })
+      // a store that cannot answer (Redis gone, failing over) leaves the last figures: the scrape itself, and
+      // every other metric on it, must still answer when they are needed most
+      const items = await openExceptionsOrNull(s)
+      if (items === null) return
       const byKind = new Map<string, number>(EXCEPTION_KINDS.map((k) => [k, 0]))
       oldestAt = null
       for (const x of items) {

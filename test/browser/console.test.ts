@@ -1,6 +1,7 @@
 // The operator console in a real browser, as a person uses it: sign in with the keyboard, find a decision
 // made through the live endpoint and read why, reverse it with a reason and see the balance and the audit
-// entry, change a card control and see the next decision follow it; a read key sees no action and its forged
+// entry, change a card control and see the next decision follow it, resolve a reconciliation exception and see
+// it leave the open queue; a read key sees no action and its forged
 // POST is refused; hostile text shows as text and runs nothing; a cross-site POST is refused; the session
 // ends after the inactivity period; axe-core finds no serious or critical violation on any page.
 // UPDATE_SCREENSHOTS=1 writes the screenshots of docs/operations/console.md.
@@ -14,6 +15,7 @@ import type { Browser, Page } from 'playwright-core'
 import { consoleFixture, KEYS, LAST4, URN, XSS, type Fixture } from '../console/fixture.js'
 import { REPO_ROOT } from '../helpers/server-process.js'
 import { launch, missingBrowser } from './browser.js'
+import { settlementFor } from '../../src/settlement/for-store.js'
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/operations/console') : null
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
@@ -180,11 +182,9 @@ async function main (): Promise<void> {
     await page.waitForSelector('.flash.ok')
     t.match(await page.textContent('.flash.ok'), 'Credited 2,500')
     await shot(page, 'customer')
-    for (const path of ['queues', 'rules']) {
-      await page.goto(`${admin}/admin/console/${path}`)
-      t.same(await axeFindings(page), [], `${path}: nothing serious`)
-      await shot(page, path)
-    }
+    await page.goto(`${admin}/admin/console/rules`)
+    t.same(await axeFindings(page), [], 'rules: nothing serious')
+    await shot(page, 'rules')
     // a backtest report, uploaded as a file
     await page.goto(`${admin}/admin/console/backtest`)
     await page.getByLabel('Upload the report file').setInputFiles({ name: 'report.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(REPORT)) })
@@ -193,6 +193,44 @@ async function main (): Promise<void> {
     t.match(await page.textContent('main'), 'Approved → declined4 (amount 1,200.00 INR)')
     t.same(await axeFindings(page), [], 'backtest report: nothing serious')
     await shot(page, 'backtest')
+  })
+
+  t.test('an operator resolves a reconciliation exception and sees it leave the open queue', async (t) => {
+    const f = await consoleFixture(t, { env: { SETTLEMENT_MODE: 'holds' } })
+    const settlement = settlementFor(f.deps.store)
+    const ids: string[] = []
+    for (const n of [1, 2]) {
+      const r = await settlement.applyPosting({ platformId: `PF-B${n}`, type: 'purchase', reference: `NO-AUTH-${n}`, urn: URN, last4: '', amount: 400 * n, currency: '356', postedAt: '2026-11-20T10:00:00Z' }, 'S-2026-11-20', null)
+      ids.push(r.exceptions[0] ?? '')
+    }
+    const [first, second] = ids as [string, string]
+    const { admin } = await listen(f)
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    t.teardown(async () => { await ctx.close() })
+    const page = await ctx.newPage()
+    await signIn(page, admin, KEYS.agent.key)
+    await page.getByRole('link', { name: 'Queues' }).click()
+    await page.waitForURL(/\/queues$/)
+    t.same(await axeFindings(page), [], 'queues with resolve forms: nothing serious')
+    await shot(page, 'queues')
+    const before = (await f.deps.store.getCustomer(URN))?.available ?? 0
+
+    // the platform took 400 it never asked for: credit it back, with a reason
+    const form = page.getByRole('form', { name: `Resolve ${first}` })
+    await form.getByLabel('Action').selectOption('credit')
+    await form.getByLabel(/^Amount/).fill('400')
+    await form.getByLabel('Reason (kept in the audit trail)').fill('posted without authorization, refunded')
+    await form.getByRole('button', { name: 'Resolve' }).click()
+    await page.waitForSelector('.flash.ok')
+    t.match(await page.textContent('.flash.ok'), `Exception ${first} resolved: credit 400.`)
+    const queue = page.locator('#reconciliation')
+    t.equal(await queue.getByText(first, { exact: true }).count(), 0, 'it left the open queue')
+    t.equal(await queue.getByText(second, { exact: true }).count(), 1, 'the other is still there')
+    t.equal((await f.deps.store.getCustomer(URN))?.available, before + 400, 'credited once')
+    await page.getByRole('link', { name: 'Audit trail' }).click()
+    await page.waitForURL(/\/audit/)
+    const row = page.getByRole('row', { name: /posted without authorization, refunded/ })
+    t.match(await row.textContent(), `${KEYS.agent.id}POST /admin/console/queues/reconciliation/:id/resolve`)
   })
 
   t.test('a read key sees no action, and a forged POST from its session is refused', async (t) => {

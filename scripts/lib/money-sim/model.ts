@@ -240,7 +240,7 @@ export class Model {
     if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
     let ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
-    // holds mode: an approval's decision is kept past its hold's expiry by as long again (src/settlement/hold-ttl.ts)
+    // holds mode: an approval's decision is kept past its hold's expiry by as long again (src/store/hold-ttl.ts)
     const hold = code === '00' && r.debit > 0 && this.holdTtlMs > 0
     if (hold) ttl += this.holdTtlMs
     const nd: ModelDecision = {

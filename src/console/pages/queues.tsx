@@ -119,4 +119,6 @@ export async function queuePages (app: FastifyInstance, opts: ConsoleOptions): P
     }
     return await reply.redirect(`${BASE}/queues`, 303)
   })
+
+  for (const s of sections) if (s.routes !== undefined) await s.routes(app, opts)
 }
