@@ -45,13 +45,16 @@ const VALID: Record<string, Record<string, Json>> = {
     cardType: 'DEBIT', userAgent: 'ua', mobileNumber: '9999999999', custom: { k: 'v' }
   },
   'POST /admin/v1/events/failed/:id/resend': {},
-  'POST /admin/v1/reconciliation/exceptions/:id/resolve': { action: 'accept', amount: '5', reason: 'checked with the platform' }
+  'POST /admin/v1/reconciliation/exceptions/:id/resolve': { action: 'accept', amount: '5', reason: 'checked with the platform' },
+  'POST /admin/v1/standin': { on: false, reason: 'Redis maintenance over' }
 }
 /** routes whose body is a file, not JSON (test/http/settlement.test.ts sends them) */
 const FILE_BODIES = ['POST /admin/v1/statements']
 /** routes whose valid body reaches a service that is not the store: the answer says it got there */
 const REACHED: Record<string, (answer: { error?: string }) => boolean> = {
-  'POST /admin/v1/reconciliation/exceptions/:id/resolve': (a) => a.error === 'EXCEPTION_NOT_FOUND'
+  'POST /admin/v1/reconciliation/exceptions/:id/resolve': (a) => a.error === 'EXCEPTION_NOT_FOUND',
+  // stand-in is not configured in this app: the valid body is read and the route answers that
+  'POST /admin/v1/standin': (a) => a.error !== undefined && a.error !== 'VALIDATION'
 }
 
 /** A value of each JSON type, made from the valid one where that is what a loose validator would turn back. */
