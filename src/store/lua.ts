@@ -740,6 +740,24 @@ if onDeadline then
   controlHit = nil
 end
 
+-- a hold the index still has for this member is one whose decision is gone (else this were a replay): it is
+-- released as expiry releases such a hold (EXPIRE_LUA), before the new decision may take its member
+local holdMember = string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3])
+local staleAmt = tonumber(redis.call('HGET', KEYS[4] .. ':ha', holdMember) or '0')
+if redis.call('ZSCORE', KEYS[4] .. ':h', holdMember) then
+  if staleAmt > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+    redis.call('HINCRBY', KEYS[1], 'held', -staleAmt)
+    local back = redis.call('HINCRBY', KEYS[1], 'available', staleAmt)
+    if available ~= nil then available = back end
+    emit(KEYS[4], ARGV[10], 'authorization.expired', ARGV[2], {
+      reference = ARGV[1], last4 = ARGV[3], released = fmt(staleAmt), available = fmt(back),
+      held = redis.call('HGET', KEYS[1], 'held') or '0'
+    })
+  end
+  redis.call('ZREM', KEYS[4] .. ':h', holdMember)
+  redis.call('HDEL', KEYS[4] .. ':ha', holdMember)
+end
+
 local held = 0
 local counted = false
 -- an approval of a known customer (only a stand-in replay approves an unknown one: nothing to hold)
@@ -751,7 +769,6 @@ if commit then
   if debit > 0 and ARGV[20] ~= '' then
     -- holds mode: the approval is a hold that clearing posts or expiry releases (src/settlement/)
     redis.call('HINCRBY', KEYS[1], 'held', debit)
-    local holdMember = string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3])
     redis.call('ZADD', KEYS[4] .. ':h', ARGV[20], holdMember)
     redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4])
   end

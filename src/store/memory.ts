@@ -69,6 +69,22 @@ export class MemoryStore implements Store {
     return `${decisionKey.slice(decisionKey.indexOf('}:d:') + 4)}:${part(last4)}`
   }
 
+  /**
+   * as the authorize script: a hold the index still has for a new decision's member is one whose decision is
+   * gone (else it were a replay); it is released as expiry releases such a hold, before the new decision may
+   * take its member
+   */
+  private releaseStaleHold (urn: string, reference: string, last4: string, decisionKey: string, cust: CustomerState | undefined): void {
+    const member = this.holdMember(decisionKey, last4)
+    if (!this.holds.has(member)) return
+    const amt = this.holds.amountOf(member)
+    this.holds.remove(member)
+    if (amt <= 0 || cust === undefined) return
+    cust.held -= amt
+    cust.available += amt
+    this.emit(urn, 'authorization.expired', { reference, last4, released: String(amt), available: String(cust.available), held: String(cust.held) })
+  }
+
   /** as the scripts' holdRelease: a release of what a hold holds also lowers `held`; emptied, it leaves the index */
   private holdRelease (key: string, last4: string, cust: CustomerState | undefined, amt: number, left: number): void {
     const member = this.holdMember(key, last4)
@@ -259,6 +275,7 @@ export class MemoryStore implements Store {
     const decidedCode = onDeadline ? code : null
     if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null; controlHit = null }
 
+    this.releaseStaleHold(urn, reference, last4, decisionKey, cust)
     let held = 0
     const limitEntries: Array<[string, string]> = []
     if (code === '00' && cust !== undefined) {

@@ -36,8 +36,7 @@ t.test('books-agree fails a store that applies a posting twice', async (t) => {
     return await apply.apply(this, args)
   }
   t.teardown(() => { MemorySettlement.prototype.applyPosting = apply })
-  // time jumps off: past retention they meet the hold-index hole of a reference decided anew (docs/development/money.md)
-  const opts = { ...ciOptions({ store: 'memory', seed: 7, steps: 1500, off: ['time-jump'] }), settlement: 'holds' as const }
+  const opts = { ...ciOptions({ store: 'memory', seed: 7, steps: 1500 }), settlement: 'holds' as const }
   const r = await simulate(t, opts, memoryStore())
   t.match(r.violations[0], { invariant: 'books-agree' })
 })

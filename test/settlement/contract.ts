@@ -7,6 +7,7 @@ import { expireDue } from '../../src/settlement/expiry.js'
 import { resolveException } from '../../src/settlement/resolve.js'
 import type { Posting, PostingType } from '../../src/settlement/types.js'
 import { authInput, funded, limit, urnFor } from '../store/contract.js'
+import { Keys } from '../../src/store/keys.js'
 
 export type MakeStore = (t: Test) => Promise<Store>
 
@@ -27,6 +28,14 @@ async function approve (store: Store, urn: string, amount: number, expiresAtMs?:
   const r = await store.authorize(input)
   if (r.code !== '00') throw new Error(`not approved: ${r.code} ${r.reason}`)
   return input.reference
+}
+
+/** the decision of (urn, reference) forgotten, as past its retention (the hold index keeps its hold) */
+async function forget (store: Store, urn: string, reference: string): Promise<void> {
+  if ('client' in store) {
+    const redis = store as unknown as { keys: Keys, client: { del: (k: string) => Promise<number> } }
+    await redis.client.del(redis.keys.decision(urn, reference))
+  } else (store as unknown as { decisions: Map<string, unknown> }).decisions.delete(new Keys('').decision(urn, reference))
 }
 
 export function settlementContract (t: Test, make: MakeStore): void {
@@ -139,6 +148,30 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.equal(r.outcome, 'late_clearing')
     t.equal((await s.getException(r.exceptions[0] as string))?.kind, 'late_clearing')
     t.same(await balances(store, urn), { available: 7499, held: 0, ledger: 7499 })
+  })
+
+  t.test('a reference authorized again after its held decision is forgotten: the old hold is released, then the new one held', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const at = Date.now() + 1000
+    const ref = await approve(store, urn, 2500, at)
+    await forget(store, urn, ref)
+    t.equal(await store.getDecision(urn, ref), null, 'the decision is forgotten')
+    t.same(await balances(store, urn), { available: 7500, held: 2500, ledger: 10_000 }, 'its hold still held')
+    // the same reference again: a new decision (not a replay) and a new hold of its own
+    const again = await store.authorize(authInput(urn, { reference: ref, debitAmount: 1200, fingerprint: 'again', holdExpiresAtMs: at }))
+    t.equal(again.code, '00')
+    t.equal(again.replayed, false)
+    t.equal(again.available, 8800, 'the old hold given back, the new one taken')
+    t.same(await balances(store, urn), { available: 8800, held: 1200, ledger: 10_000 })
+    const released = (await store.readDecisionStream(urn)).filter((e) => e.type === 'authorization.expired')
+    t.equal(released.length, 1, 'the old hold released once, as expiry would')
+    t.match(released[0], { reference: ref, last4: '4321', released: '2500', available: '10000', held: '0' })
+    // expiry then releases the new hold only
+    t.equal(await expireDue(s, at + 10), 1)
+    t.equal(await expireDue(s, at + 20), 0, 'never twice')
+    t.same(await balances(store, urn), { available: 10_000, held: 0, ledger: 10_000 })
   })
 
   t.test('expiry in many at once expires each hold once', async (t) => {

@@ -165,7 +165,7 @@ export class Model {
   readonly dailyTotals = new Map<string, number>()
 
   /** holds whose decision is forgotten before an expiry run released them (the stores' hold index keeps their amount) */
-  readonly orphanHolds: Array<{ urn: string, held: number }> = []
+  readonly orphanHolds: Array<{ urn: string, reference: string, last4: string, held: number }> = []
   /** holds mode: how long after its approval a hold expires; its decision is kept that much longer (as the stores keep it) */
   holdTtlMs = 0
 
@@ -178,7 +178,7 @@ export class Model {
       this.decisions.delete(key)
       this.forgotten.add(key)
       // a hold whose decision is gone before an expiry run: the next run gives back what it holds
-      if (d.hold === true && d.code === '00' && d.held > 0) this.orphanHolds.push({ urn: d.urn, held: d.held })
+      if (d.hold === true && d.code === '00' && d.held > 0) this.orphanHolds.push({ urn: d.urn, reference: d.reference, last4: d.last4, held: d.held })
       return undefined
     }
     return d
@@ -239,6 +239,13 @@ export class Model {
     }
     if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
+    // a new decision of the reference and card of a hold whose decision is gone takes its place in the stores'
+    // hold index: the old hold is given back first, as an expiry run would (whatever the new decision)
+    const orphan = this.orphanHolds.findIndex((o) => o.urn === r.urn && o.reference === r.reference && o.last4 === r.last4)
+    if (orphan >= 0) {
+      const o = this.orphanHolds.splice(orphan, 1)[0] as { held: number }
+      if (c !== undefined) c.available += o.held
+    }
     let ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
     // holds mode: an approval's decision is kept past its hold's expiry by as long again (src/store/hold-ttl.ts)
     const hold = code === '00' && r.debit > 0 && this.holdTtlMs > 0
