@@ -23,7 +23,8 @@ ENV NODE_ENV=production \
     PORT=8080 \
     ADMIN_PORT=8081 \
     RULES_DIR=/app/rules \
-    COMPENSATION_JOURNAL_DIR=/app/var
+    COMPENSATION_JOURNAL_DIR=/app/var \
+    STANDIN_JOURNAL_DIR=/app/var/standin
 WORKDIR /app
 # Owned by root and not writable by the process: the service never writes to its own files.
 COPY --from=prod-deps /app/node_modules ./node_modules

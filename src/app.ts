@@ -30,7 +30,10 @@ import { controlsRoutes } from './http/controls-routes.js'
 import { clientErrorHandler, trackEarlyAnswers } from './http/client-errors.js'
 import { observeConnections } from './http/connection-metrics.js'
 import { strictBodies } from './strict-ajv.js'
+import type { StandIn } from './standin/stand-in.js'
+import { standInRoutes } from './http/standin-routes.js'
 import { consolePlugin } from './console/plugin.js'
+import { standInSection } from './console/standin-section.js'
 import { reconciliationSection } from './console/pages/reconciliation.js'
 import { settlementFor } from './settlement/for-store.js'
 import { API_ERRORS, errorBody } from './errors.js'
@@ -55,6 +58,8 @@ export interface AppDeps {
   shutdown: { started: boolean }
   /** which Redis does not answer and why, for the log line of a store error */
   storeProblem?: () => StoreProblem | null
+  /** deciding while the store is unreachable (STANDIN_POLICY_FILE) */
+  standIn?: StandIn
 }
 
 /**
@@ -112,11 +117,14 @@ async function publicRoutes (app: FastifyInstance, deps: AppDeps, answerCtx: Ans
       compensator: deps.compensator,
       controlDefaults: config.cardControlDefaults,
       ...(config.settlement?.mode === 'holds' ? { holdExpiry: holdExpiryFor(config.settlement) } : {}),
-      ...(deps.risk !== undefined ? { risk: deps.risk } : {})
+      ...(deps.risk !== undefined ? { risk: deps.risk } : {}),
+      ...(deps.standIn !== undefined ? { standIn: deps.standIn } : {})
     }
   })
+  const standIn = deps.standIn
   await app.register(healthRoutes, {
     store: deps.store,
+    ...(standIn !== undefined ? { standInReady: () => standIn.canDecide } : {}),
     rulesLoaded: () => deps.rules.loadedAt() !== null,
     shuttingDown: () => deps.shutdown.started
   })
@@ -277,6 +285,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     await controlsRoutes(scope, { store: deps.store, defaults: deps.config.cardControlDefaults })
     await lifecycleRoutes(scope, { ...deps.cardLifecycle, defaultCurrency: deps.config.defaultCurrency })
     await eventsRoutes(scope, { store: deps.store, ...(deps.events !== undefined ? { relay: deps.events } : {}) })
+    await standInRoutes(scope, { store: deps.store, ...(deps.standIn !== undefined ? { standIn: deps.standIn } : {}) })
     const journal = journalFor(deps.store)
     if (journal !== null) await journalRoutes(scope, { journal })
     await settlementRoutes(scope, { store: deps.store, maps: deps.config.settlement?.maps ?? {}, ...(deps.config.settlement !== undefined ? { graceMs: deps.config.settlement.graceMs } : {}), registry: deps.metrics.registry })
@@ -305,7 +314,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
     secure: tls !== undefined,
     clientCerts: tls?.ca !== undefined,
-    queueSections: [reconciliationSection(settlementFor(deps.store))],
+    queueSections: [reconciliationSection(settlementFor(deps.store)), ...(deps.standIn !== undefined ? [standInSection(deps.standIn)] : [])],
     ...(deps.clock !== undefined ? { clock: deps.clock } : {})
   })
   return app

@@ -11,6 +11,7 @@ import { EVENTS_BACKLOG_MAX_DEFAULT, EVENT_TYPES, isWebhookSecret } from './doma
 import { Keyring } from './access/keyring.js'
 import { AdminKeysError } from './access/keys-file.js'
 import { adminTlsOptions, AdminTlsError, type AdminTls } from './access/admin-tls.js'
+import { loadPolicy, StandInPolicyError, type StandInPolicy } from './standin/policy.js'
 import { settlementConfigFromEnv, SettlementConfigError, type SettlementConfig } from './settlement/config.js'
 
 /** The platform declines as timed out at 2000 ms; our own deadline must sit inside it. */
@@ -227,7 +228,9 @@ const spec = {
   EVENTS_SENDS_MAX: intRange(1, 1024)({ default: 32 }),
   EVENTS_BACKLOG_MAX: intRange(1024, 1_000_000_000)({ default: EVENTS_BACKLOG_MAX_DEFAULT }),
   COMPENSATION_JOURNAL_DIR: str({ default: './var' }),
-  CARD_CONTROLS_FILE: str({ default: '' })
+  CARD_CONTROLS_FILE: str({ default: '' }),
+  STANDIN_POLICY_FILE: str({ default: '' }),
+  STANDIN_JOURNAL_DIR: str({ default: './var/standin' })
 }
 
 export interface Config {
@@ -292,6 +295,8 @@ export interface Config {
   cardControlsFile: string
   /** the program's default card controls (every kind enabled with no limit without the file) */
   cardControlDefaults: CardControls
+  /** STANDIN_POLICY_FILE: deciding while the store is unreachable (docs/operations/standin.md); absent: 05 as before */
+  standIn?: { policyFile: string, policy: StandInPolicy, journalDir: string }
   /** WEBHOOK_*: where events are sent (docs/api/events.md); absent: not sent, the outbox keeps the newest */
   webhook?: {
     url: string
@@ -397,6 +402,16 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     if (!(err instanceof ControlsFileError)) throw err
     problem('CARD_CONTROLS_FILE', err.message)
   }
+  let standIn: Config['standIn']
+  if (clean.STANDIN_POLICY_FILE.trim() !== '') {
+    try {
+      standIn = { policyFile: clean.STANDIN_POLICY_FILE.trim(), policy: loadPolicy(clean.STANDIN_POLICY_FILE.trim()), journalDir: clean.STANDIN_JOURNAL_DIR.trim() }
+    } catch (err) {
+      if (!(err instanceof StandInPolicyError)) throw err
+      problem('STANDIN_POLICY_FILE', err.message)
+    }
+    if (clean.STANDIN_JOURNAL_DIR.trim() === '') problem('STANDIN_JOURNAL_DIR', 'must name a folder: stand-in approvals are flushed there before they are answered')
+  }
   let adminKeys: Keyring | undefined
   try {
     adminKeys = new Keyring(clean.ADMIN_TOKEN, clean.ADMIN_KEYS_FILE.trim())
@@ -461,6 +476,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     compensationJournalDir: clean.COMPENSATION_JOURNAL_DIR.trim(),
     cardControlsFile: clean.CARD_CONTROLS_FILE,
     cardControlDefaults,
+    ...(standIn !== undefined ? { standIn } : {}),
     ...(webhook !== undefined ? { webhook } : {}),
     eventsBacklogMax: clean.EVENTS_BACKLOG_MAX,
     adapters,

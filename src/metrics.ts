@@ -42,7 +42,8 @@ export const FIXED_DECISION_CODES: Readonly<Record<string, string>> = Object.fre
   insufficient_funds: '51',
   conflict: '05',
   deadline: '05',
-  store_error: '05'
+  store_error: '05',
+  standin_declined: '05'
 })
 
 /** The known label values of the other counters. */

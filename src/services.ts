@@ -20,6 +20,10 @@ import { UnloadService } from './moves/unloads.js'
 import { PreAuthService } from './moves/preauths.js'
 import { riskLookupFrom } from './decision/risk-lookup.js'
 import { startEvents } from './events/start.js'
+import { StandIn } from './standin/stand-in.js'
+import { FileStandInJournal, MemoryStandInJournal, type StandInJournal } from './standin/journal.js'
+import { standInMetrics } from './standin/metrics.js'
+import { logNegativeBalance } from './standin/negative-balance.js'
 import { settlementFor } from './settlement/for-store.js'
 import { settlementMetrics } from './settlement/metrics.js'
 import { expiryIntervalMs, startExpiry } from './settlement/expiry.js'
@@ -86,19 +90,36 @@ async function warnOnTooFewReplicas (client: ReturnType<typeof createRedisClient
   }
 }
 
-/** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */
-function journalFor (config: Config, store: Store): { journal?: CompensationJournal } {
-  if (store.kind === 'memory' || config.compensationJournalDir === '') return {}
+/** The store a journal on disk belongs to: the same Redis however reached, and the key prefix. */
+function storeIdentity (config: Config): string {
   const nodes = config.redisClusterNodes ?? config.redisSentinels
-  // the same Redis however reached: a Sentinel deployment is named by its Sentinels and primary name
+  // a Sentinel deployment is named by its Sentinels and primary name
   const target = nodes !== undefined
     ? nodes.map((n) => `${n.host}:${n.port}`).join(',') + (config.redisSentinels !== undefined ? `/${config.redisSentinelName}` : '')
     : config.redisUrl
+  return `${target}|${config.redisKeyPrefix}`
+}
+
+/** A journal on disk for Redis; the embedded store's state dies with the process, and so may its journal. */
+function journalFor (config: Config, store: Store): { journal?: CompensationJournal } {
+  if (store.kind === 'memory' || config.compensationJournalDir === '') return {}
   try {
-    return { journal: new FileCompensationJournal(config.compensationJournalDir, `${target}|${config.redisKeyPrefix}`) }
+    return { journal: new FileCompensationJournal(config.compensationJournalDir, storeIdentity(config)) }
   } catch (err) {
     throw new ConfigError('COMPENSATION_JOURNAL_DIR', `cannot use ${config.compensationJournalDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
+}
+
+/** Stand-in, when STANDIN_POLICY_FILE is set: its journal on disk (in memory for the embedded store). */
+function standInFor (config: Config, store: Store, metrics: Metrics, log: Logger): StandIn | undefined {
+  if (config.standIn === undefined) return undefined
+  let journal: StandInJournal
+  try {
+    journal = store.kind === 'memory' ? new MemoryStandInJournal() : new FileStandInJournal(config.standIn.journalDir, storeIdentity(config))
+  } catch (err) {
+    throw new ConfigError('STANDIN_JOURNAL_DIR', `cannot use ${config.standIn.journalDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  return new StandIn({ policy: config.standIn.policy, journal, store, log, metrics: standInMetrics(metrics.registry), onNegativeBalance: logNegativeBalance(log) })
 }
 
 export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
@@ -117,8 +138,10 @@ export async function createServices (config: Config, log: Logger, opts: { store
   await rulesManager.start()
   if (config.rulesWatch) rulesManager.watch()
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
+  const standIn = standInFor(config, store, metrics, log)
   const events = startEvents(config, store, metrics, log)
   compensator.recover()
+  standIn?.start()
   // every instance expires due holds (a hold expires once whichever runs it); also after a switch back to final
   const settlement = settlementFor(store, { ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}), auditRetentionMs: config.auditRetentionMs })
   const holdsExpired = settlementMetrics(metrics.registry, () => settlement).holdsExpired
@@ -137,7 +160,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
   const shutdown = { started: false }
   watchHealth(metrics, {
     ...(store.kind === 'redis' ? { redisUp: () => store.ready() } : {}),
-    ready: () => store.ready() && rulesManager.loadedAt !== null && !shutdown.started
+    ready: () => (store.ready() || standIn?.canDecide === true) && rulesManager.loadedAt !== null && !shutdown.started
   })
   const a = config.adapters
   const onCall = (c: AdapterCall): void => { observeAdapterCall(metrics, c) }
@@ -158,6 +181,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
     rulesManager,
     storeStatus,
     storeProblem: storeStatus.problem,
+    ...(standIn !== undefined ? { standIn } : {}),
     ...(events !== undefined ? { events: events.relay } : {}),
     cardLifecycle: {
       ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
@@ -175,6 +199,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
       expiry.stop()
       rulesManager.close()
       await compensator.drain(Math.min(config.graceMs, 5000))
+      await standIn?.stop()
       await events?.stop()
       await store.close()
       await Promise.all([gateway?.close(), risk?.close(), prepaid?.close()])

@@ -1,6 +1,6 @@
 // The admin scopes (docs/operations/admin-access.md): what a key may do on the admin listener. Every admin
 // route names the one scope it needs in its route options (`config: { scope }`).
-export const SCOPES = ['read', 'customers:write', 'money:write', 'controls:write', 'rules:reload', 'lifecycle', 'events'] as const
+export const SCOPES = ['read', 'customers:write', 'money:write', 'controls:write', 'rules:reload', 'lifecycle', 'events', 'standin'] as const
 export type Scope = typeof SCOPES[number]
 
 export function isScope (s: unknown): s is Scope {

@@ -14,8 +14,10 @@ import { isStoreNotDone } from '../errors.js'
 import type { CardControls, ControlHit } from '../domain/controls.js'
 import { controlsInputFor } from '../controls/input.js'
 import type { AbortHook } from './deadline.js'
+import type { StandIn, StandInResult } from '../standin/stand-in.js'
 
-export type PipelineReason = DecisionReason | 'store_error'
+/** 'standin_declined': declined in stand-in by the policy or its caps (docs/operations/standin.md) */
+export type PipelineReason = DecisionReason | 'store_error' | 'standin_declined'
 
 export interface Decision {
   code: ResponseCode
@@ -30,6 +32,8 @@ export interface Decision {
   values?: Record<string, unknown>
   /** the card control that declined, with the values it saw */
   control?: ControlHit
+  /** decided in stand-in: the store could not be reached (or stand-in is forced on) */
+  standIn?: true
 }
 
 export interface RiskLookupOptions {
@@ -50,6 +54,8 @@ export interface DecisionDeps {
   compensator?: Compensator
   /** the program's default card controls (CARD_CONTROLS_FILE); without: every kind enabled, no limit */
   controlDefaults?: CardControls
+  /** deciding while the store is unreachable (STANDIN_POLICY_FILE); without: 05, as before */
+  standIn?: StandIn
   /** SETTLEMENT_MODE=holds: when an approval of this MCC made now expires (src/settlement/config.ts); absent or undefined: final */
   holdExpiry?: (mcc: string | undefined, nowMs: number) => number | undefined
 }
@@ -160,6 +166,23 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
   // built only when it is needed: an abort or a failed store call
   const abandonInput = (tombstone: boolean): AbandonInput =>
     tombstone ? abandonInputOf(input) : { ...abandonInputOf(input), tombstone: false }
+
+  const standIn = deps.standIn
+  const inStandIn = async (r: Promise<StandInResult>): Promise<Decision> => {
+    const s = await r
+    // as a store that did nothing: an earlier attempt's hold is released when this one is declined
+    if (s.code !== '00') deps.compensator?.abandon(abandonInput(false))
+    const d: Decision = { debitAmount, rulesVersion: rules.version, code: s.code as ResponseCode, reason: s.reason, ruleId: s.ruleId, replayed: s.replayed, shadowHits: [], standIn: true }
+    if (s.reason === 'rule') d.values = ev.decline?.values
+    if (s.check !== undefined) d.values = { check: s.check }
+    return d
+  }
+  if (standIn !== undefined) {
+    // a repeat of a reference decided in stand-in and not replayed yet is answered from the journal
+    const prior = standIn.prior(input)
+    if (prior !== null) return await inStandIn(prior)
+    if (standIn.forcedOn) return await inStandIn(standIn.decide(input, ev.decline, req.mcc ?? '', ctx.abort))
+  }
   // One slot, set and cleared here: the hook holds nothing past this decision, whoever holds the hook. It is
   // kept after success until the guard lets go of the request (`finish` clears it): an abort before that
   // means the guard answered 05 without this decision.
@@ -169,12 +192,14 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
     result = await deps.store.authorize(input)
   } catch (err) {
     ctx.abort.onAbort(null)
+    if (standIn?.takes(err) === true) return await inStandIn(standIn.decide(input, ev.decline, req.mcc ?? '', ctx.abort))
     // This attempt is answered 05. A store that surely did nothing (a typed error, see store/redis.ts `send`)
     // needs no tombstone, but an earlier attempt at the same reference may hold money the platform now hears
     // declined: release only that.
     deps.compensator?.abandon(abandonInput(!isStoreNotDone(err)))
     throw err
   }
+  standIn?.storeAnswered()
 
   const shadowHits = ev.shadowHits.length === 0 && result.shadowLimitHits.length === 0 ? [] : [...ev.shadowHits.map((h: RuleHit) => h.ruleId), ...result.shadowLimitHits]
   const d: Decision = { debitAmount, rulesVersion: rules.version, code: result.code, reason: result.reason, ruleId: result.ruleId, replayed: result.replayed, shadowHits }

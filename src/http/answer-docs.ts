@@ -77,7 +77,8 @@ export const decisionEntry = {
     cardStatus: nullableText,
     answeredOnDeadline: { type: 'boolean' },
     decidedCode: { ...nullableText, description: 'present when the deadline guard answered 05: what the store had decided' },
-    released: { ...count, description: 'present once part of the hold was given back (reversal, deadline release)' }
+    released: { ...count, description: 'present once part of the hold was given back (reversal, deadline release)' },
+    standIn: { const: true, description: 'present when the decision was made in stand-in while the store was unreachable, and replayed into it: docs/operations/standin.md' }
   }
 }
 

@@ -124,6 +124,8 @@ export async function externalAuthRoutes (app: FastifyInstance, opts: ExternalAu
       control: d?.control,
       shadow: d !== undefined && d.shadowHits.length > 0 ? d.shadowHits : undefined,
       replayed: d?.replayed === true ? true : undefined,
+      standIn: d?.standIn,
+      standInCheck: d?.standIn === true && d.reason === 'standin_declined' ? d.values?.check : undefined,
       latencyMs
     }, 'decision')
   }

@@ -8,6 +8,8 @@ export interface HealthOptions {
   store: Store
   rulesLoaded: () => boolean
   shuttingDown: () => boolean
+  /** with stand-in (STANDIN_POLICY_FILE): true while this instance can decide without the store */
+  standInReady?: () => boolean
 }
 
 export async function healthRoutes (app: FastifyInstance, opts: HealthOptions): Promise<void> {
@@ -29,7 +31,8 @@ export async function healthRoutes (app: FastifyInstance, opts: HealthOptions): 
     }
   }, async (_request, reply) => {
     const reasons: string[] = []
-    if (!opts.store.ready()) reasons.push('store_unreachable')
+    // an instance that decides in stand-in stays in the pool: every instance loses the same store at once
+    if (!opts.store.ready() && opts.standInReady?.() !== true) reasons.push('store_unreachable')
     if (!opts.rulesLoaded()) reasons.push('rules_not_loaded')
     if (typeof app.isUnderPressure === 'function' && app.isUnderPressure()) reasons.push('overloaded')
     if (opts.shuttingDown()) reasons.push('shutting_down')

@@ -132,7 +132,7 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
       const verdict = LIFECYCLE_POSTINGS.has(p.type) ? await lifecycleVerdict(o.store, p) : null
       const r = await o.settlement.applyPosting(p, id, verdict)
       o.onPosting?.(r, p.amount)
-      if (r.status === 'conflict') { report.conflicts++; return }
+      if (r.status === 'conflict') { report.conflicts++; report.exceptions += r.exceptions.length; return }
       if (r.status === 'replayed' && r.statementId !== id) { report.duplicates++; return }
       report.applied++
       count(r.outcome, p.amount)

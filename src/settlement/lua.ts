@@ -86,13 +86,7 @@ export const POSTING_DEFINITIONS = COMMON + RECORDS + LIMITS + SETTLEMENT
 export const POSTING_BODY = `
 callStart()
 local prior = redis.call('GET', KEYS[4])
-if prior then
-  local p = cjson.decode(prior)
-  if p.f ~= ARGV[11] then return {'CONFLICT', p.o, p.s, cjson.encode(p.x), ''} end
-  return {'REPLAY', p.o, p.s, cjson.encode(p.x), ''}
-end
 local pid, ptype, ref, urn, last4 = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local amt = amount(ARGV[6], true)
 local stream, backlog = KEYS[3], ARGV[9]
 local tag = tagOf(stream)
 local now = storeNowMs()
@@ -111,6 +105,16 @@ local function except (kind, suffix, xamount, accept, acceptAmount, detail)
   emit(stream, backlog, 'reconciliation.exception', urn, x)
   table.insert(exceptions, id)
 end
+if prior then
+  local p = cjson.decode(prior)
+  if p.f == ARGV[11] then return {'REPLAY', p.o, p.s, cjson.encode(p.x), ''} end
+  -- the platformId applied before with other content: not applied; queued for an operator, once per statement
+  outcome = p.o
+  except('platform_id_conflict', '~c~' .. ARGV[7], amount(ARGV[6], true), 'none', 0,
+    'platformId applied by statement ' .. p.s .. ' (' .. p.o .. ') with other content; this line is not applied')
+  return {'CONFLICT', p.o, p.s, cjson.encode({ 'b' .. ARGV[12] .. '~' .. pid .. '~c~' .. ARGV[7] }), ''}
+end
+local amt = amount(ARGV[6], true)
 local exists = redis.call('EXISTS', KEYS[1]) == 1
 local delta = 0
 if not exists then

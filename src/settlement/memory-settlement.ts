@@ -32,7 +32,7 @@ interface MemoryState {
 export class MemorySettlement implements SettlementStore {
   private readonly s: MemoryState
   /** a decision's settlement, by its key: cleared amount, and when it expired */
-  private readonly states = new Map<string, { cl: number, ex?: number }>()
+  private readonly states = new Map<string, { cl: number, ex?: number, at?: number }>()
   private readonly postings = new Map<string, { value: { f: string, o: Outcome, s: string, x: string[] }, expiresAtMs: number }>()
   private readonly exceptions = new Map<string, ReconException>()
   private readonly statements = new Map<string, StatementReport>()
@@ -41,9 +41,14 @@ export class MemorySettlement implements SettlementStore {
     this.s = store as unknown as MemoryState
   }
 
-  private stateOf (key: string): { cl: number, ex?: number } {
+  /**
+   * A decision's settlement; `at` is the decision's decidedAtMs, so that a decision forgotten and made anew under
+   * the same reference starts afresh (Redis: the state's key expires with the decision's)
+   */
+  private stateOf (key: string): { cl: number, ex?: number, at?: number } {
     const ttl = this.s.decisions.get(key)
-    if (ttl === undefined || ttl.expiresAtMs <= this.s.clock()) this.states.delete(key)
+    const st = this.states.get(key)
+    if (ttl === undefined || ttl.expiresAtMs <= this.s.clock() || (st !== undefined && st.at !== this.s.getRecord(key)?.decidedAtMs)) this.states.delete(key)
     return this.states.get(key) ?? { cl: 0 }
   }
 
@@ -87,7 +92,19 @@ export class MemorySettlement implements SettlementStore {
     const kept = this.postings.get(pkey)
     if (kept !== undefined && kept.expiresAtMs > now) {
       const v = kept.value
-      return { status: v.f === fingerprint ? 'replayed' : 'conflict', outcome: v.o, statementId: v.s, exceptions: v.x, available: null }
+      if (v.f === fingerprint) return { status: 'replayed', outcome: v.o, statementId: v.s, exceptions: v.x, available: null }
+      // the platformId applied before with other content: not applied; queued for an operator, once per statement
+      const id = `${pkey}~c~${statementId}`
+      if (!this.exceptions.has(id)) {
+        const x: ReconException = {
+          id, kind: 'platform_id_conflict', status: 'open', urn: p.urn, reference: p.reference, last4: p.last4, platformId: p.platformId,
+          statementId, postingType: p.type, outcome: v.o, amount: String(p.amount), accept: { action: 'none', amount: '0' },
+          detail: conflictDetail(v.s, v.o), createdAtMs: now
+        }
+        this.exceptions.set(id, x)
+        this.s.emit(p.urn, 'reconciliation.exception', { ...x })
+      }
+      return { status: 'conflict', outcome: v.o, statementId: v.s, exceptions: [id], available: null }
     }
     const exceptions: string[] = []
     let outcome: Outcome = 'unmatched'
@@ -131,7 +148,7 @@ export class MemorySettlement implements SettlementStore {
           const debit = Number(rec.debit)
           outcome = cleared < debit ? 'cleared_partial' : cleared > debit ? 'cleared_over' : 'cleared'
         }
-        this.states.set(key, { ...st, cl: cleared })
+        this.states.set(key, { ...st, cl: cleared, at: rec.decidedAtMs })
       }
     } else if (p.type === 'reversal') {
       outcome = 'reversal'
@@ -191,7 +208,7 @@ export class MemorySettlement implements SettlementStore {
         const held = Number(rec.held)
         this.settleRecord(key, rec, cust, held, 0)
         cust.available += held
-        this.states.set(key, { ...this.stateOf(key), ex: asOfMs })
+        this.states.set(key, { ...this.stateOf(key), ex: asOfMs, at: rec.decidedAtMs })
         this.s.emit(urn, 'authorization.expired', { reference: rec.reference, last4: rec.last4, released: String(held), available: String(cust.available), held: String(cust.held) })
         expired++
       } else if (cust !== undefined && this.store.holds.amountOf(h.member) > 0) {
@@ -258,6 +275,11 @@ export class MemorySettlement implements SettlementStore {
 }
 
 /** what makes two lines with one platformId the same posting */
+/** a platform_id_conflict exception's detail (the Redis script writes the same) */
+export function conflictDetail (firstStatement: string, firstOutcome: string): string {
+  return `platformId applied by statement ${firstStatement} (${firstOutcome}) with other content; this line is not applied`
+}
+
 export function postingFingerprint (p: Posting): string {
   return `${p.type}|${p.reference}|${p.urn}|${p.last4}|${p.amount}`
 }

@@ -12,6 +12,8 @@ export interface DecisionEntry extends JournalEntry {
   released?: number
   /** when an admin reversal gave part or all of the hold back (ISO 8601) */
   reversedAt?: string
+  /** decided in stand-in while the store was unreachable, and replayed into it */
+  standIn?: true
 }
 
 const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null)
@@ -49,6 +51,7 @@ export function decisionEntryOf (rec: DecisionRecord): DecisionEntry {
     answeredOnDeadline: rec.answeredOnDeadline,
     ...(rec.decidedCode !== null ? { decidedCode: rec.decidedCode } : {}),
     ...(Number(rec.released) > 0 ? { released: Number(rec.released) } : {}),
-    ...(rec.reversal !== null ? { reversedAt: iso(rec.reversal.atMs) ?? new Date(0).toISOString() } : {})
+    ...(rec.reversal !== null ? { reversedAt: iso(rec.reversal.atMs) ?? new Date(0).toISOString() } : {}),
+    ...(meta?.standIn === true ? { standIn: true } : {})
   }
 }

@@ -546,7 +546,8 @@ return writeAudit(KEYS[1], ARGV[1], cjson.decode(ARGV[2]), ARGV[3], ARGV[4])
  * ARGV[7] arrival epoch ms (app clock; the score of window entries)
  * ARGV[8] deadline epoch ms: past it on the store's clock nothing is committed
  * ARGV[9] decision TTL s (covers the limits' windows)     ARGV[10] backlog bound of the stream (EVENTS_BACKLOG_MAX per bucket)
- * ARGV[11] stateless decline '<code>|<rule id>' or ''
+ * ARGV[11] stateless decline '<code>|<rule id>' or ''; 'standin': the replay of a stand-in approval (src/standin/), committed
+ *   as 00 whatever the customer's state, controls, limits and balance (which may go below zero), without the deadline
  * ARGV[12] the record's rest (the request's side, packed by recordRest), stored as it is; '': the record is
  *   written in format 1 instead (DECISION_RECORD_FORMAT=json)
  * ARGV[13] meta JSON, for format 1 only ('' with a rest): the record's meta and the decision.created event's extra
@@ -590,6 +591,7 @@ if existing then
 end
 
 local debit = amount(ARGV[4], true)
+local standIn = ARGV[11] == 'standin'
 local nowMs = tonumber(ARGV[7])
 local n = tonumber(ARGV[14])
 local code, reason, ruleId = '00', 'approved', ''
@@ -662,7 +664,16 @@ local function checkControls ()
 end
 
 local cust = redis.call('HMGET', KEYS[1], 'status', 'available')
-if not cust[1] then
+if standIn then
+  -- answered 00 while the store could not be asked: what it holds now is recorded, not checked; an unknown
+  -- customer has nothing to debit (available stays nil: nothing is held or counted)
+  if cust[1] then
+    available = tonumber(cust[2]) or 0
+    seen.customerStatus = cust[1]
+    local card = redis.call('HGET', KEYS[2], ARGV[3])
+    if card then seen.cardStatus = card end
+  end
+elseif not cust[1] then
   code, reason = '14', 'unknown_urn'
 else
   available = tonumber(cust[2]) or 0
@@ -702,7 +713,7 @@ if code == '00' then
       used = debit
       for _, e in ipairs(redis.call('ZRANGEBYSCORE', key, startMs, '+inf')) do used = used + memberAmount(e) end
     end
-    if used > tonumber(max) then
+    if used > tonumber(max) and not standIn then
       if mode == 'shadow' then
         table.insert(shadowHits, lrule)
       elseif code == '00' then
@@ -713,7 +724,7 @@ if code == '00' then
       end
     end
   end
-  if code == '00' and debit > available then
+  if code == '00' and not standIn and debit > available then
     code, reason = '51', 'insufficient_funds'
     seen.availableSeen = fmt(available)
   end
@@ -721,7 +732,7 @@ end
 
 local storeNow = storeNowMs()
 local deadline = tonumber(ARGV[8])
-local onDeadline = storeNow > deadline
+local onDeadline = storeNow > deadline and not standIn
 local decidedCode = cjson.null
 if onDeadline then
   decidedCode = code
@@ -731,7 +742,9 @@ end
 
 local held = 0
 local counted = false
-if code == '00' then
+-- an approval of a known customer (only a stand-in replay approves an unknown one: nothing to hold)
+local commit = code == '00' and available ~= nil
+if commit then
   -- HINCRBY refuses the -0 of a zero-amount account check
   if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', -debit) end
   held = debit
@@ -752,7 +765,7 @@ if code == '00' then
   end
 end
 -- a zero-amount account check adds nothing to a daily total
-if code == '00' and debit > 0 and m > 0 then
+if commit and debit > 0 and m > 0 then
   counted = true
   for j = 1, m do
     local key = KEYS[ck + j]
@@ -778,7 +791,7 @@ if #ctl > 0 then
   seenControls = cjson.encode(table.concat(parts, ';'))
 end
 local limitTails, dailyTails = '[]', '[]'
-if code == '00' and n > 0 then limitTails = ARGV[17] end
+if commit and n > 0 then limitTails = ARGV[17] end
 if counted then dailyTails = ARGV[18] end
 local onDeadlineFlag = '0'
 if onDeadline then onDeadlineFlag = '1' end
@@ -802,7 +815,7 @@ if ARGV[12] == '' then
   rec.shadowLimitHits, rec.answeredOnDeadline, rec.decidedCode, rec.meta = shadowHits, onDeadline, decidedCode, ARGV[13]
   rec.control = controlHit or cjson.null
   rec.limitEntries, rec.controlEntries = {}, {}
-  if code == '00' then
+  if commit then
     for i = 1, n do rec.limitEntries[i] = {KEYS[4 + i], ARGV[4] .. '|' .. ARGV[1]} end
   end
   if counted then

@@ -216,7 +216,10 @@ export class MemoryStore implements Store {
     const seen: Pick<DecisionRecord, 'customerStatus' | 'cardStatus' | 'availableSeen' | 'limitSeen' | 'controlsSeen'> = {
       customerStatus: cust?.status ?? null, cardStatus: null, availableSeen: null, limitSeen: null, controlsSeen: null
     }
-    if (cust === undefined) {
+    if (input.standIn === true) {
+      // the replay of a stand-in approval (see the authorize script): recorded, not checked
+      seen.cardStatus = cust?.cards.get(last4) ?? null
+    } else if (cust === undefined) {
       code = '14'; reason = 'unknown_urn'
     } else if (cust.status === 'BLOCKED') {
       code = '05'; reason = 'customer_blocked'
@@ -239,7 +242,7 @@ export class MemoryStore implements Store {
     if (code === '00') {
       input.limits.forEach((l, i) => {
         const used = this.windowUse(limitKeys[i] as string, l.windowStartMs, l.measure) + (l.measure === 'count' ? 1 : debit)
-        if (used > l.max) {
+        if (used > l.max && input.standIn !== true) {
           if (l.mode === 'shadow') shadowLimitHits.push(l.ruleId)
           else if (code === '00') {
             code = l.code; reason = 'limit'; ruleId = l.ruleId
@@ -248,11 +251,11 @@ export class MemoryStore implements Store {
         }
       })
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a limit in the forEach callback above may have changed it; the type checker's narrowing does not see that
-      if (code === '00' && debit > (cust as CustomerState).available) { code = '51'; reason = 'insufficient_funds'; seen.availableSeen = String((cust as CustomerState).available) }
+      if (code === '00' && input.standIn !== true && cust !== undefined && debit > cust.available) { code = '51'; reason = 'insufficient_funds'; seen.availableSeen = String((cust as CustomerState).available) }
     }
 
     const storeNow = this.clock()
-    const onDeadline = storeNow > input.deadlineAtMs
+    const onDeadline = storeNow > input.deadlineAtMs && input.standIn !== true
     const decidedCode = onDeadline ? code : null
     if (onDeadline) { code = '05'; reason = 'deadline'; ruleId = null; controlHit = null }
 
@@ -275,7 +278,7 @@ export class MemoryStore implements Store {
       })
     }
     const controlEntries: Array<[string, string]> = []
-    if (code === '00' && debit > 0 && input.controls !== undefined) {
+    if (code === '00' && cust !== undefined && debit > 0 && input.controls !== undefined) {
       for (const d of input.controls.defaults) {
         const key = this.keys.controlDaily(urn, last4, d.kind, input.controls.day)
         const cur = this.dailyTotal(key)

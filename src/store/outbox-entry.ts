@@ -71,7 +71,9 @@ export function eventBody (bucket: number, streamId: string, fields: Record<stri
       rulesVersion: x.rulesVersion ?? null,
       shadowHits: [...shadowRules, ...list(shadowLimitHits)],
       arrivedAt: iso(arrivedAtMs),
-      decidedAt: iso(decidedAtMs)
+      decidedAt: iso(decidedAtMs),
+      // made in stand-in while the store was unreachable, replayed into it (docs/operations/standin.md)
+      ...(x.standIn === true ? { standIn: true } : {})
     }
   } else if (type === 'card.controls.updated') {
     data = { urn: fields.u, last4: d.last4, before: entriesFromFields(pairsToObject(d.before)), after: entriesFromFields(pairsToObject(d.after)) }

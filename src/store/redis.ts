@@ -318,7 +318,7 @@ export class RedisStore implements Store {
       k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
-      input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
+      input.standIn === true ? 'standin' : input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
       this.compact ? recordRest({ urn, reference, last4: input.last4, debit: String(input.debitAmount) }, input.nowMs, deadlineAtMs, input.meta) : '',
       this.compact ? '' : JSON.stringify(input.meta),
       String(input.limits.length), CONTROL_DAILY_RETAIN_ARG, headOwnPart(input.attempt, input.fingerprint, input.nowMs),
@@ -341,7 +341,8 @@ export class RedisStore implements Store {
     if (code === '00' && this.waitReplicas > 0) {
       // Redis times a WAIT out on its own timer tick (up to 1/hz late, 100 ms by default): leave room for
       // the shortfall's reply to come back before the deadline guard answers in its place
-      const left = input.deadlineAtMs - Date.now()
+      // a stand-in replay has no deadline: it waits as a compensation does
+      const left = input.standIn === true ? this.abandonWaitMs : input.deadlineAtMs - Date.now()
       await this.confirmReplicated(connection, left - Math.min(WAIT_REPLY_RESERVE_MS, left / 4), 'approval')
     }
     return {

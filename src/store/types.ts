@@ -35,6 +35,12 @@ export interface AuthorizeInput {
   meta: DecisionMeta
   /** the card controls that apply, checked after customer/card state and before the rules' decline; absent: none */
   controls?: ControlsInput
+  /**
+   * The replay of an approval made in stand-in (src/standin/): applied as the 00 it was answered, whatever the
+   * store holds now (the balance may go below zero), with the debit, window entries, daily totals and event
+   * of an online approval; no deadline. A decision already stored for the reference is answered as always.
+   */
+  standIn?: true
   /** SETTLEMENT_MODE=holds: an approval is a hold that expires then (epoch ms); absent: a 00 is final */
   holdExpiresAtMs?: number
 }
@@ -48,6 +54,8 @@ export interface DecisionMeta {
   risk?: unknown
   /** the request's fields as received (strings; no secret exists in it: last four digits only) */
   request?: Record<string, string>
+  /** decided in stand-in while the store was unreachable, and replayed into it */
+  standIn?: true
 }
 
 export interface AuthorizeResult {

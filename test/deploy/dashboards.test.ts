@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { parse } from 'yaml'
 import { createMetrics, watchHealth } from '../../src/metrics.js'
+import { standInMetrics } from '../../src/standin/metrics.js'
 import { settlementMetrics } from '../../src/settlement/metrics.js'
 
 const root = new URL('../../', import.meta.url)
@@ -15,6 +16,7 @@ const FROM_OTHER_FEATURES = ['extauth_control_declines_total', 'extauth_events_o
 async function exposed (): Promise<Set<string>> {
   const m = createMetrics()
   watchHealth(m, { redisUp: () => true, ready: () => true })
+  standInMetrics(m.registry)
   // the settlement's, on the same registry (the services add them)
   settlementMetrics(m.registry, () => null)
   const names = new Set<string>(FROM_OTHER_FEATURES)

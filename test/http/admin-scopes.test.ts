@@ -40,6 +40,8 @@ const EXPECTED: Array<[string, string, Scope]> = [
   ['GET', '/admin/v1/decisions/:ref', 'read'],
   ['GET', '/admin/v1/decisions', 'read'],
   ['GET', '/admin/v1/audit', 'read'],
+  ['GET', '/admin/v1/standin', 'read'],
+  ['POST', '/admin/v1/standin', 'standin'],
   ['POST', '/admin/v1/statements', 'money:write'],
   ['GET', '/admin/v1/statements/:id', 'read'],
   ['GET', '/admin/v1/reconciliation/exceptions', 'read'],

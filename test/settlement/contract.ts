@@ -202,6 +202,24 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.same(await balances(store, urn), { available: 9155, held: 1500, ledger: 10_655 }, 'nothing applied twice')
   })
 
+  t.test('a platformId repeated with other content is not applied and is queued as platform_id_conflict, once per statement', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const refund = posting(urn, 'refund', 'R-C', 700)
+    await s.applyPosting(refund, 'S1', null)
+    const r = await s.applyPosting({ ...refund, amount: 701 }, 'S2', null)
+    t.equal(r.status, 'conflict')
+    t.equal(r.exceptions.length, 1)
+    const again = await s.applyPosting({ ...refund, amount: 701 }, 'S2', null)
+    t.same(again.exceptions, r.exceptions, 'the same statement again: the same exception')
+    const x = await s.getException(r.exceptions[0] as string)
+    t.match(x, { kind: 'platform_id_conflict', status: 'open', urn, platformId: refund.platformId, statementId: 'S2', amount: '701', accept: { action: 'none', amount: '0' }, detail: /statement S1/ })
+    const open = await s.listExceptions({ status: 'open', kind: 'platform_id_conflict', limit: 10 })
+    t.equal(open.items.length, 1, 'one in the queue')
+    t.same(await balances(store, urn), { available: 10_700, held: 0, ledger: 10_700 }, 'only the first applied')
+  })
+
   t.test('lifecycle lines: matched changes nothing; a mismatch is an exception whose accept moves the difference', async (t) => {
     const store = await make(t)
     const s = settlementFor(store)

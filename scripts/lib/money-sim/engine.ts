@@ -15,6 +15,7 @@ import { Model, SIM_HOLD_EXPIRY_MS, SIM_RULES, SIM_TIMEZONE } from './model.js'
 import { settlementFor } from '../../../src/settlement/for-store.js'
 import { expireDue } from '../../../src/settlement/expiry.js'
 import { OPS, type OpSpec } from './ops.js'
+import { SimPlatform } from './statements.js'
 import { enabled, type FaultKind, type SimOptions } from './options.js'
 import { SimProcess } from './process.js'
 import { rawState } from './raw-state.js'
@@ -56,6 +57,10 @@ function compileSimRules (): CompiledRuleSet {
 
 /** how often (in steps) the simulation runs hold expiry in holds mode */
 const EXPIRY_EVERY_STEPS = 25
+/** how often (in steps) the simulated platform publishes a statement in holds mode (statements.ts) */
+const STATEMENT_EVERY_STEPS = 40
+/** the latest authorizations a client is likeliest still to repeat or reverse: left off a statement until later */
+const STATEMENT_SKIP_RECENT = 20
 
 function modelFor (opts: SimOptions, now: () => number): Model {
   const m = new Model(now)
@@ -234,6 +239,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   }
 
   let stepsRun = 0
+  const platform = opts.settlement === 'holds' ? new SimPlatform(opts.seed) : null
   let earlier: EarlierRecord[] = []
   let lastProgress = Date.now()
   try {
@@ -285,6 +291,11 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
         for (const urn of urns) sim.touchedUrns.add(urn)
         await checkTouched(last4s)
       }
+      if (platform !== null && i % STATEMENT_EVERY_STEPS === 0) {
+        // the platform's statement, imported between two steps; the references a client may still repeat or reverse are left out
+        await platform.publish(sim, sut.store, settlementFor(sut.store), new Set(recent.slice(-STATEMENT_SKIP_RECENT).map((r) => refKey(r.body.urn, r.body.transactionReferenceNumber))))
+        await checkTouched(last4s)
+      }
       pruneJobs(jobs)
       if (i % 1000 === 0) pruneAnswers(sim, recent)
       stepsRun = i
@@ -310,9 +321,11 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     if (!(err instanceof SimViolation)) throw err
   } finally {
     ended = true
+    platform?.close()
     await proc.kill()
     await sut.close()
   }
+  if (platform !== null) Object.assign(counts.ops, { statements: platform.counts.statements, 'statement-lines': platform.counts.lines, 'statement-reimports': platform.counts.reimports, 'statement-interrupted': platform.counts.interrupted, 'statement-overlap-lines': platform.counts.duplicateLines })
   return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, earlierRecords: earlier.length, eventsFolded: fold.events, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 
@@ -324,7 +337,7 @@ function lastAnswer (sim: SimContext, urn: string, reference: string): Delivered
 /** Answers are kept for the references a later step may repeat; older ones have been checked already. */
 function pruneAnswers (sim: SimContext, recent: RecentAuth[]): void {
   if (sim.answers.size < 5_000) return
-  const keep = new Set(recent.map((r) => refKey(r.body.urn, r.body.transactionReferenceNumber)))
+  const keep = new Set(recent.slice(-STATEMENT_SKIP_RECENT).map((r) => refKey(r.body.urn, r.body.transactionReferenceNumber)))
   for (const key of sim.answers.keys()) if (!keep.has(key)) sim.answers.delete(key)
 }
 

@@ -113,7 +113,9 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
   if (last.code !== '00' && approved && d.held > 0 && !raced.some((a) => a.code === '00')) {
     sim.violation('every-05-holds-nothing', `${key} last answered ${last.code} via ${last.via} (step ${last.step}) but ${d.held} is held (attempts: ${answers.map((a) => `${a.code}/${a.via}@${a.step}`).join(' ')})`)
   }
-  if (approved && d.held + d.released !== d.debit) sim.violation('every-00-held-once', `${key}: held ${d.held} + released ${d.released} != debit ${d.debit}`)
+  // holds mode: what a statement posted of the hold is neither held nor released
+  const posted = d?.posted ?? 0
+  if (approved && d.held + d.released + posted !== d.debit) sim.violation('every-00-held-once', `${key}: held ${d.held} + released ${d.released} + posted ${posted} != debit ${d.debit}`)
 }
 
 /** A repeat answered by the store says what the platform heard last from the store for that reference. */

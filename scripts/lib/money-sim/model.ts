@@ -115,6 +115,12 @@ export interface ModelDecision {
   released: number
   /** holds mode: the approval is a hold (expiry releases it); an approval of before (an earlier record) is final */
   hold?: boolean
+  /** holds mode: an expiry run released the hold (a clearing after it is late and debits again) */
+  expired?: boolean
+  /** holds mode: what the platform's statements cleared against it */
+  cleared?: number
+  /** holds mode: what of its hold the statements posted (held + released + posted is the debit) */
+  posted?: number
   reversal: { requested: number | null, amount: number } | null
   /** the windows this decision has an entry in */
   windows: string[]
@@ -319,6 +325,29 @@ export class Model {
     return { ok: canonControls(own) }
   }
 
+  /**
+   * A statement line settles a hold, by the model's own rules: `rel` of what it holds goes back to the
+   * cardholder (its window entries and daily totals with it), `keep` is posted; the window keeps what is posted.
+   */
+  settleHold (d: ModelDecision, rel: number, keep: number): void {
+    const left = d.held - rel - keep
+    if (rel > 0) {
+      for (const w of d.windows) {
+        const list = this.windows.get(w) ?? []
+        const i = list.findIndex((e) => e.reference === d.reference && e.atMs === d.atMs)
+        if (i < 0) continue
+        const e = list[i] as WindowEntry
+        if (d.held - rel > 0) e.amount = d.held - rel
+        else list.splice(i, 1)
+      }
+      this.giveBackDaily(d, rel, left)
+    }
+    if (left <= 0) { d.windows = []; d.controlDays = [] }
+    d.held = left
+    d.released += rel
+    if (keep > 0) d.posted = (d.posted ?? 0) + keep
+  }
+
   private dropEntries (d: ModelDecision): void {
     for (const w of d.windows) {
       const list = this.windows.get(w) ?? []
@@ -378,6 +407,7 @@ export class Model {
       this.giveBackDaily(d, d.held, 0)
       d.released += d.held
       d.held = 0
+      d.expired = true
       this.dropEntries(d)
       urns.push(d.urn)
     }

@@ -1,0 +1,235 @@
+// The stand-in journal (STANDIN_JOURNAL_DIR): every stand-in approval is written here and flushed to disk
+// (fdatasync) before its 00 is answered, and replayed into the store when it answers again. One NDJSON file
+// per process and store, `standin-<store>-<pid>.ndjson`; the files of processes that are gone (a kill, a
+// crash, a host restart with the disk kept) are adopted by the next process of the same store on this host,
+// at its start and while it runs. Lines: {"a":"add", id, seq, atMs, input}, {"a":"done", id} (replayed),
+// {"a":"void", id} (the deadline answered 05 first: never to be replayed). A line cut short by a kill was
+// never flushed, so its approval was never answered: it is skipped.
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import type { AuthorizeInput } from '../store/types.js'
+
+const writeAsync = promisify(write)
+const fdatasyncAsync = promisify(fdatasync)
+
+export interface StandInEntry {
+  /** the customer and reference: one stand-in decision per reference */
+  id: string
+  /** order of writing in its file (ties of atMs) */
+  seq: number
+  /** the request's arrival */
+  atMs: number
+  /** the authorize input the replay sends, with `standIn: true` */
+  input: AuthorizeInput
+}
+
+export interface StandInJournal {
+  /** Resolves once the entry would survive the process and the host (flushed to disk). */
+  append: (entry: StandInEntry) => Promise<void>
+  /** The entry must never be replayed (its request was answered 05): written and flushed before returning. */
+  void: (id: string) => void
+  /** The entry was replayed into the store (not flushed: a replay sent twice is answered from the store). */
+  done: (id: string) => void
+  /** Entries of processes that are gone, now this one's to replay, oldest first; each once. */
+  adopt: () => StandInEntry[]
+  close: () => void
+}
+
+/** The id of the stand-in decision of a reference. */
+export function entryId (urn: string, reference: string): string {
+  return JSON.stringify([urn, reference])
+}
+
+interface Line { a: 'add' | 'done' | 'void', id: string, seq?: number, atMs?: number, input?: AuthorizeInput }
+
+/** Oldest first: by arrival, then by order of writing. */
+export function byAge (x: { atMs: number, seq: number }, y: { atMs: number, seq: number }): number {
+  return x.atMs !== y.atMs ? x.atMs - y.atMs : x.seq - y.seq
+}
+
+/** The entries added and neither replayed nor voided, oldest first. */
+export function pendingOf (lines: Iterable<Line>): StandInEntry[] {
+  const open = new Map<string, StandInEntry>()
+  const closed = new Set<string>()
+  for (const l of lines) {
+    if (l.a === 'add' && l.input !== undefined && !closed.has(l.id)) open.set(l.id, { id: l.id, seq: l.seq ?? 0, atMs: l.atMs ?? 0, input: l.input })
+    else if (l.a === 'done' || l.a === 'void') {
+      open.delete(l.id)
+      // a void may be written before its add line (the add was still queued when the deadline came)
+      if (l.a === 'void') closed.add(l.id)
+    }
+  }
+  return [...open.values()].sort(byAge)
+}
+
+function parseLines (text: string): Line[] {
+  const out: Line[] = []
+  for (const raw of text.split('\n')) {
+    if (raw.trim() === '') continue
+    try {
+      out.push(JSON.parse(raw) as Line)
+    } catch {
+      // cut short by a kill mid-write: never flushed, so never answered 00
+    }
+  }
+  return out
+}
+
+function readPending (path: string): StandInEntry[] {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  return pendingOf(parseLines(text))
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** In memory: for the embedded store, whose state dies with the process anyway, and for tests. */
+export class MemoryStandInJournal implements StandInJournal {
+  readonly lines: Line[] = []
+  private left: StandInEntry[]
+  constructor (left: StandInEntry[] = []) { this.left = left }
+  async append (entry: StandInEntry): Promise<void> { this.lines.push({ a: 'add', ...structuredClone(entry) }) }
+  void (id: string): void { this.lines.push({ a: 'void', id }) }
+  done (id: string): void { this.lines.push({ a: 'done', id }) }
+  adopt (): StandInEntry[] {
+    const l = this.left
+    this.left = []
+    return l
+  }
+
+  close (): void {}
+}
+
+interface Waiter { text: string, resolve: () => void, reject: (err: Error) => void }
+
+export class FileStandInJournal implements StandInJournal {
+  readonly path: string
+  private readonly fd: number
+  private readonly store: string
+  private readonly pattern: RegExp
+  private queue: Waiter[] = []
+  private flushing = false
+  /** entries written and not yet done or voided: at zero (and nothing queued) the file is emptied */
+  private open = 0
+  private closed = false
+  /** what this process's own file held at start (an earlier process with the same pid) */
+  private own: StandInEntry[]
+
+  constructor (private readonly dir: string, storeIdentity: string, private readonly pid = process.pid) {
+    mkdirSync(dir, { recursive: true })
+    this.store = createHash('sha256').update(storeIdentity).digest('hex').slice(0, 12)
+    this.pattern = new RegExp(`^standin-${this.store}-(\\d+)(\\.from-\\d+)?\\.ndjson$`)
+    this.path = join(dir, `standin-${this.store}-${pid}.ndjson`)
+    this.own = readPending(this.path)
+    this.fd = openSync(this.path, 'a')
+    // a last line cut short (no newline) would swallow the next one
+    const size = fstatSync(this.fd).size
+    if (size > 0) {
+      const last = Buffer.alloc(1)
+      const rfd = openSync(this.path, 'r')
+      try { readSync(rfd, last, 0, 1, size - 1) } finally { closeSync(rfd) }
+      if (last[0] !== 0x0a) writeSync(this.fd, '\n')
+    }
+    this.open = this.own.length
+  }
+
+  async append (entry: StandInEntry): Promise<void> {
+    if (this.closed) throw new Error('stand-in journal closed')
+    const text = JSON.stringify({ a: 'add', ...entry }) + '\n'
+    await new Promise<void>((resolve, reject) => {
+      this.queue.push({ text, resolve, reject })
+      if (!this.flushing) void this.flush()
+    })
+    this.open++
+  }
+
+  /** Group commit: what was queued while the last flush ran goes in one write and one fdatasync. */
+  private async flush (): Promise<void> {
+    this.flushing = true
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue
+        this.queue = []
+        try {
+          await writeAsync(this.fd, batch.map((w) => w.text).join(''))
+          await fdatasyncAsync(this.fd)
+          for (const w of batch) w.resolve()
+        } catch (err) {
+          for (const w of batch) w.reject(err as Error)
+        }
+      }
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  void (id: string): void {
+    writeSync(this.fd, JSON.stringify({ a: 'void', id }) + '\n')
+    fdatasyncSync(this.fd)
+    this.settle()
+  }
+
+  done (id: string): void {
+    writeSync(this.fd, JSON.stringify({ a: 'done', id }) + '\n')
+    this.settle()
+  }
+
+  private settle (): void {
+    this.open = Math.max(0, this.open - 1)
+    if (this.open === 0 && this.queue.length === 0 && !this.flushing) ftruncateSync(this.fd, 0)
+  }
+
+  adopt (): StandInEntry[] {
+    const found: StandInEntry[] = this.own
+    this.own = []
+    const ids = new Set(found.map((e) => e.id))
+    for (const name of readdirSync(this.dir)) {
+      const m = this.pattern.exec(name)
+      if (m === null) continue
+      const owner = Number(m[1])
+      const claimedByUs = owner === this.pid && m[2] !== undefined
+      if (!claimedByUs && (owner === this.pid || alive(owner))) continue
+      // claimed by a rename, so two processes adopting at once never both take it
+      const claimed = join(this.dir, `standin-${this.store}-${this.pid}.from-${owner}.ndjson`)
+      const from = join(this.dir, name)
+      if (from !== claimed) {
+        try {
+          renameSync(from, claimed)
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue
+          throw err
+        }
+      }
+      const entries = readPending(claimed).filter((e) => !ids.has(e.id))
+      if (entries.length > 0) {
+        // into our own file before the other is deleted: a kill in between leaves both, and an entry twice is one id
+        writeSync(this.fd, entries.map((e) => JSON.stringify({ a: 'add', ...e }) + '\n').join(''))
+        fdatasyncSync(this.fd)
+        this.open += entries.length
+      }
+      unlinkSync(claimed)
+      for (const e of entries) { ids.add(e.id); found.push(e) }
+    }
+    return found.sort(byAge)
+  }
+
+  close (): void {
+    if (this.closed) return
+    this.closed = true
+    closeSync(this.fd)
+  }
+}

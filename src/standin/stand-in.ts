@@ -1,0 +1,372 @@
+// Stand-in (docs/operations/standin.md): while the store cannot be reached, this instance decides by the
+// policy's caps instead of answering 05; each approval is journaled and flushed before it is answered, and
+// replayed into the store, oldest first and each reference once, as soon as the store answers again.
+//
+// Entered per decision, on the evidence that already answers 05 for an unreachable store: a store call that
+// surely did not run (ERR_STORE_NOT_DONE: not connected, failing over, refused before it ran). A call whose
+// outcome is unknown (sent, no answer) stays 05 and compensated; a slow store is the deadline's business.
+// Left as soon as a store call succeeds.
+import type { Logger } from 'pino'
+import { isStoreNotDone } from '../errors.js'
+import type { RuleHit } from '../domain/rule-hits.js'
+import type { AuthorizeInput, Store } from '../store/types.js'
+import { StandInCaps, type CapRefusal } from './caps.js'
+import { byAge, entryId, type StandInEntry, type StandInJournal } from './journal.js'
+import { refusalOf, type PolicyRefusal, type StandInPolicy } from './policy.js'
+import { REPLAY_OUTCOMES, type ReplayOutcome, type StandInMetrics } from './metrics.js'
+import type { NegativeBalanceHook } from './negative-balance.js'
+
+/** What a stand-in decision came to: 00, the rule's decline, or 05 for the policy check or cap named. */
+export interface StandInResult {
+  code: string
+  reason: 'approved' | 'rule' | 'standin_declined' | 'conflict'
+  ruleId: string | null
+  /** a repeat of a reference decided in stand-in, answered from the journal */
+  replayed: boolean
+  /** for a stand-in decline: the policy check or cap */
+  check?: PolicyRefusal | CapRefusal | 'journal'
+}
+
+/** What a decision's deadline guard offers the stand-in (src/decision/deadline.ts, AbortHook). */
+export interface StandInAbort {
+  readonly aborted: boolean
+  onAbort: (fn: (() => void) | null) => void
+}
+
+interface Pending {
+  entry: StandInEntry
+  card: string
+  /** resolves true once flushed; false when the write failed */
+  durable: Promise<boolean>
+  flushed: boolean
+  voided: boolean
+}
+
+export interface Forced { on: boolean, reason: string, atMs: number, keyId: string | null }
+
+export interface StandInStatus {
+  state: 'standby' | 'active' | 'replaying'
+  /** when this outage's first stand-in decision was made (null: none open) */
+  sinceMs: number | null
+  forced: Forced | null
+  /** this outage's stand-in decisions on this instance */
+  decisions: { approved: number, declined: number, byCode: Record<string, number> }
+  /** this outage's approved amount, minor units */
+  amount: string
+  replayBacklog: { count: number, amount: string }
+  /** replays since start, by outcome */
+  replayed: Record<ReplayOutcome, number>
+}
+
+export interface StandInOptions {
+  policy: StandInPolicy
+  journal: StandInJournal
+  store: Store
+  log: Logger
+  metrics: StandInMetrics
+  clock?: () => number
+  /** how often the replay looks for a store that answers, while there is a backlog */
+  replayEveryMs?: number
+  onNegativeBalance?: NegativeBalanceHook
+}
+
+export class StandIn {
+  readonly policy: StandInPolicy
+  private readonly caps: StandInCaps
+  private readonly pending = new Map<string, Pending>()
+  private readonly clock: () => number
+  private forcedState: Forced | null = null
+  /** the last store call did not run: the store cannot be reached */
+  private unreachable = false
+  private sinceMs: number | null = null
+  private byCode: Record<string, number> = {}
+  private readonly replayedBy = Object.fromEntries(REPLAY_OUTCOMES.map((o) => [o, 0])) as Record<ReplayOutcome, number>
+  private seq = 0
+  private ticks = 0
+  private replaying: Promise<void> | null = null
+  private timer: NodeJS.Timeout | null = null
+  private stopped = false
+
+  constructor (private readonly opts: StandInOptions) {
+    this.policy = opts.policy
+    this.caps = new StandInCaps(opts.policy)
+    this.clock = opts.clock ?? Date.now
+  }
+
+  /** Takes over what earlier processes journaled and never replayed, and starts the replay's timer. */
+  start (): number {
+    const n = this.adopt()
+    if (this.timer === null) {
+      this.timer = setInterval(() => { this.tick() }, this.opts.replayEveryMs ?? 250)
+      this.timer.unref()
+    }
+    return n
+  }
+
+  private adopt (): number {
+    let found: StandInEntry[]
+    try {
+      found = this.opts.journal.adopt()
+    } catch (err) {
+      this.opts.log.error({ err: (err as Error).message }, 'stand-in journals of earlier processes could not be read')
+      return 0
+    }
+    let n = 0
+    for (const entry of found) {
+      if (this.pending.has(entry.id)) continue
+      const card = StandInCaps.cardOf(entry.input.urn, entry.input.last4)
+      // still owed to the store: it counts in this outage's caps until it is replayed
+      this.caps.count(card, entry.input.debitAmount)
+      this.sinceMs ??= entry.atMs
+      this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false })
+      n++
+    }
+    if (n > 0) this.opts.log.warn({ entries: n }, 'stand-in approvals left by an earlier process: replaying them into the store')
+    this.gauges()
+    return n
+  }
+
+  private tick (): void {
+    if (this.stopped) return
+    if (this.pending.size === 0 && this.unreachable && this.forcedState?.on !== true && this.opts.store.ready()) {
+      // no decision has come to show the store answers again (an idle instance): ask it
+      this.opts.store.ping().then(() => { this.storeAnswered() }, () => {})
+    }
+    if (this.pending.size === 0) {
+      // a sibling on this host that died leaves its journal to us
+      if (++this.ticks % 20 === 0) this.adopt()
+      this.closeOutageIfOver()
+      return
+    }
+    if (this.forcedState?.on === true || !this.opts.store.ready()) return
+    this.replayNow().catch(() => {})
+  }
+
+  get forced (): Forced | null {
+    return this.forcedState
+  }
+
+  /** forced on by an operator: every decision is made in stand-in, the store is not asked */
+  get forcedOn (): boolean {
+    return this.forcedState?.on === true
+  }
+
+  /** whether this instance can decide when the store cannot (readiness): not forced off */
+  get canDecide (): boolean {
+    return this.forcedState?.on !== false
+  }
+
+  get active (): boolean {
+    return this.forcedOn || (this.unreachable && this.forcedState?.on !== false)
+  }
+
+  /** Whether a failed store call makes this decision a stand-in one. */
+  takes (err: unknown): boolean {
+    if (this.forcedState?.on === false || !isStoreNotDone(err)) return false
+    if (!this.unreachable) this.opts.log.warn({ err: (err as Error).message }, 'stand-in: the store cannot be reached; deciding by the stand-in policy')
+    this.unreachable = true
+    this.gauges()
+    return true
+  }
+
+  /** A store call succeeded: the store can be reached again. */
+  storeAnswered (): void {
+    if (!this.unreachable) return
+    this.unreachable = false
+    this.opts.log.warn({ backlog: this.pending.size }, 'stand-in: the store answers again; replaying the stand-in approvals')
+    this.gauges()
+    if (this.pending.size > 0 && this.forcedState?.on !== true) this.replayNow().catch(() => {})
+  }
+
+  /** Forces stand-in on or off on this instance (null: back to the store's evidence). */
+  force (on: boolean | null, reason: string, keyId: string | null): { before: Forced | null, after: Forced | null } {
+    const before = this.forcedState
+    this.forcedState = on === null ? null : { on, reason, atMs: this.clock(), keyId }
+    if (on === true) this.sinceMs ??= this.clock()
+    this.gauges()
+    return { before, after: this.forcedState }
+  }
+
+  /**
+   * A repeat of a reference this instance decided in stand-in and has not replayed yet: answered from the
+   * journal (once the first is flushed), with nothing more counted. null: not one.
+   */
+  prior (input: AuthorizeInput): Promise<StandInResult> | null {
+    const p = this.pending.get(entryId(input.urn, input.reference))
+    if (p === undefined) return null
+    if (p.entry.input.fingerprint !== input.fingerprint) return Promise.resolve({ code: '05', reason: 'conflict', ruleId: null, replayed: false })
+    return p.durable.then((ok) => ok && !p.voided
+      ? { code: '00', reason: 'approved' as const, ruleId: null, replayed: true }
+      : { code: '05', reason: 'standin_declined' as const, ruleId: null, replayed: true, check: 'journal' as const })
+  }
+
+  /**
+   * Decides in stand-in: the rules' decline (rules that need no store have run), then the policy's checks
+   * and caps; an approval is journaled and flushed before this resolves. `abort` is the request's deadline
+   * guard: an approval it answers 05 first is voided (never replayed) and its caps given back.
+   */
+  async decide (input: AuthorizeInput, decline: RuleHit | null, mcc: string, abort: StandInAbort): Promise<StandInResult> {
+    const now = this.clock()
+    this.sinceMs ??= now
+    this.gauges()
+    if (decline !== null) return this.count({ code: decline.code, reason: 'rule', ruleId: decline.ruleId, replayed: false })
+    const refused = refusalOf(this.policy, input.meta.channel, mcc, input.debitAmount)
+    if (refused !== null) return this.declined(refused)
+    const card = StandInCaps.cardOf(input.urn, input.last4)
+    const capped = this.caps.reserve(card, input.debitAmount)
+    if (capped !== null) return this.declined(capped)
+
+    const entry: StandInEntry = {
+      id: entryId(input.urn, input.reference),
+      seq: ++this.seq,
+      atMs: input.nowMs,
+      input: { ...input, decline: null, meta: { ...input.meta, standIn: true }, standIn: true }
+    }
+    const p: Pending = { entry, card, durable: Promise.resolve(false), flushed: false, voided: false }
+    p.durable = this.opts.journal.append(entry).then(() => { p.flushed = true; return true }, (err: unknown) => {
+      this.opts.log.error({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in journal not written; answered 05')
+      this.opts.metrics.journalFailures.inc()
+      this.drop(p)
+      return false
+    })
+    this.pending.set(entry.id, p)
+    this.gauges()
+    // kept until the guard lets go of the request: an abort before then means it answered 05 without us
+    abort.onAbort(() => { this.voidEntry(p) })
+    const ok = await p.durable
+    if (!ok) return this.declined('journal')
+    if (p.voided) return { code: '05', reason: 'standin_declined', ruleId: null, replayed: false, check: 'journal' }
+    this.opts.metrics.approvedAmount.inc(input.debitAmount)
+    return this.count({ code: '00', reason: 'approved', ruleId: null, replayed: false })
+  }
+
+  private declined (check: PolicyRefusal | CapRefusal | 'journal'): StandInResult {
+    return this.count({ code: '05', reason: 'standin_declined', ruleId: null, replayed: false, check })
+  }
+
+  private count (r: StandInResult): StandInResult {
+    this.byCode[r.code] = (this.byCode[r.code] ?? 0) + 1
+    this.opts.metrics.decisions.inc({ code: r.code, reason: r.reason === 'standin_declined' ? (r.check ?? 'policy') : r.reason })
+    return r
+  }
+
+  /** The deadline answered 05 before the approval was: never replayed, its caps given back. */
+  private voidEntry (p: Pending): void {
+    if (p.voided) return
+    p.voided = true
+    try {
+      this.opts.journal.void(p.entry.id)
+    } catch (err) {
+      // the entry may be replayed though its request was answered 05: say so, naming it
+      this.opts.log.error({ urn: p.entry.input.urn, reference: p.entry.input.reference, err: (err as Error).message }, 'stand-in journal: void not written; reverse this decision if it is replayed')
+    }
+    this.drop(p)
+  }
+
+  private drop (p: Pending): void {
+    if (this.pending.get(p.entry.id) === p) this.pending.delete(p.entry.id)
+    this.caps.release(p.card, p.entry.input.debitAmount)
+    this.gauges()
+  }
+
+  /** Replays the backlog into the store, oldest first, until it is empty or the store fails a call. */
+  async replayNow (): Promise<void> {
+    this.replaying ??= this.replay().finally(() => { this.replaying = null })
+    await this.replaying
+  }
+
+  private async replay (): Promise<void> {
+    const batch = [...this.pending.values()].filter((p) => p.flushed && !p.voided)
+      .sort((x, y) => byAge(x.entry, y.entry))
+    for (const p of batch) {
+      if (this.stopped || p.voided) return
+      const { input } = p.entry
+      let result
+      try {
+        result = await this.opts.store.authorize(input)
+      } catch (err) {
+        // the store is gone again, or its answer was lost: the same call again later is answered once
+        if (!isStoreNotDone(err)) this.opts.log.warn({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in replay: store outcome unknown; sending it again later')
+        if (isStoreNotDone(err)) this.unreachable = true
+        this.gauges()
+        return
+      }
+      if (this.unreachable) {
+        this.unreachable = false
+        this.opts.log.warn({ backlog: this.pending.size }, 'stand-in: the store answers again; replaying the stand-in approvals')
+      }
+      const outcome: ReplayOutcome = result.reason === 'conflict'
+        ? 'conflict'
+        : !result.replayed
+            ? (result.available === null ? 'unknown_urn' : 'applied')
+            : (result.code === '00' ? 'existing' : 'existing_decline')
+      this.replayedBy[outcome]++
+      this.opts.metrics.replayed.inc({ outcome })
+      if (outcome === 'conflict') {
+        this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount) },
+          'stand-in replay: the store holds this reference for another amount or card; the stand-in approval was not debited')
+      } else if (outcome === 'existing_decline') {
+        this.opts.log.error({ urn: input.urn, reference: input.reference, storeCode: result.code, storeReason: result.reason, debit: String(input.debitAmount) },
+          'stand-in replay: the store holds another answer for this reference; the stand-in approval was not debited')
+      } else if (outcome === 'unknown_urn') {
+        this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount) }, 'stand-in replay: unknown customer; recorded, nothing debited')
+      } else if (outcome === 'applied' && result.available !== null && result.available < 0) {
+        this.opts.metrics.negativeBalances.inc()
+        this.opts.onNegativeBalance?.({ urn: input.urn, reference: input.reference, debit: input.debitAmount, available: result.available })
+      }
+      try {
+        this.opts.journal.done(p.entry.id)
+      } catch (err) {
+        this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not updated; the next start replays it again (answered from the store, harmless)')
+      }
+      if (this.pending.get(p.entry.id) === p) this.pending.delete(p.entry.id)
+      this.gauges()
+    }
+    this.closeOutageIfOver()
+  }
+
+  /** The outage is over once the store answers and every approval is replayed: the caps start again. */
+  private closeOutageIfOver (): void {
+    if (this.sinceMs === null || this.active || this.pending.size > 0) return
+    this.caps.reset()
+    this.sinceMs = null
+    this.byCode = {}
+    this.opts.log.info('stand-in: store answering and every stand-in approval replayed; caps reset')
+    this.gauges()
+  }
+
+  private gauges (): void {
+    const m = this.opts.metrics
+    m.active.set(this.active ? 1 : 0)
+    m.forced.set(this.forcedState === null ? 0 : this.forcedState.on ? 1 : -1)
+    let amount = 0
+    for (const p of this.pending.values()) amount += p.entry.input.debitAmount
+    m.replayBacklog.set(this.pending.size)
+    m.replayBacklogAmount.set(amount)
+  }
+
+  status (): StandInStatus {
+    let amount = 0
+    for (const p of this.pending.values()) amount += p.entry.input.debitAmount
+    const approved = this.byCode['00'] ?? 0
+    const all = Object.values(this.byCode).reduce((a, b) => a + b, 0)
+    return {
+      state: this.active ? 'active' : this.pending.size > 0 ? 'replaying' : 'standby',
+      sinceMs: this.sinceMs,
+      forced: this.forcedState,
+      decisions: { approved, declined: all - approved, byCode: { ...this.byCode } },
+      amount: String(this.caps.used.amount),
+      replayBacklog: { count: this.pending.size, amount: String(amount) },
+      replayed: { ...this.replayedBy }
+    }
+  }
+
+  /** Stops the timer; a replay under way finishes its current call. What is left stays in the journal. */
+  async stop (): Promise<void> {
+    this.stopped = true
+    if (this.timer !== null) clearInterval(this.timer)
+    this.timer = null
+    await this.replaying
+    this.opts.journal.close()
+  }
+}

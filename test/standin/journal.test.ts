@@ -1,0 +1,140 @@
+// The stand-in journal on disk: an approval is in the file before append resolves; the file of a process
+// that is gone is adopted once (also by two processes at once); a line cut short by a kill is skipped and
+// never swallows the next; a void (the deadline answered 05 first) keeps an entry from replay even when it
+// is written before its add line; the file is emptied once nothing is owed.
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { basename } from 'node:path'
+import { entryId, FileStandInJournal, pendingOf, type StandInEntry } from '../../src/standin/journal.js'
+import { authInput } from '../store/contract.js'
+import { tempDir } from './helpers.js'
+
+const STORE = 'redis://127.0.0.1:6379|test:'
+
+function entry (ref: string, atMs = Date.now(), seq = 1): StandInEntry {
+  const input = { ...authInput('UJ1', { reference: ref }), standIn: true as const }
+  return { id: entryId('UJ1', ref), seq, atMs, input }
+}
+
+/** a pid no process has now: one that has exited */
+function deadPid (): number {
+  return spawnSync(process.execPath, ['-e', '']).pid as number
+}
+
+function lines (path: string): string[] {
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
+}
+
+t.test('append resolves with the line in the file; done empties it once nothing is owed', async (t) => {
+  const dir = tempDir(t)
+  const j = new FileStandInJournal(dir, STORE)
+  t.teardown(() => { j.close() })
+  const many = Array.from({ length: 50 }, (_, i) => entry(`R${i}`, 1000 + i, i))
+  await Promise.all(many.map(async (e) => { await j.append(e) }))
+  t.equal(lines(j.path).length, 50, 'fifty appends at once: every line written (one write and one flush per batch)')
+  t.same(pendingOf(lines(j.path).map((l) => JSON.parse(l) as never)).map((e) => e.id), many.map((e) => e.id), 'read back oldest first')
+  for (const e of many.slice(0, 49)) j.done(e.id)
+  t.equal(lines(j.path).length, 99, 'done lines appended while one is still owed')
+  j.done(many[49]!.id)
+  t.equal(readFileSync(j.path, 'utf8'), '', 'nothing owed: emptied')
+})
+
+t.test('the journal of a process that is gone is adopted once, oldest first; a torn last line is skipped', async (t) => {
+  const dir = tempDir(t)
+  const gone = deadPid()
+  const theirs = new FileStandInJournal(dir, STORE, gone)
+  await theirs.append(entry('B', 2000))
+  await theirs.append(entry('A', 1000))
+  await theirs.append(entry('C', 3000))
+  theirs.done(entryId('UJ1', 'C'))
+  theirs.close()
+  // killed in the middle of writing D: its approval was never answered
+  appendFileSync(theirs.path, JSON.stringify({ a: 'add', ...entry('D', 4000) }).slice(0, 40))
+
+  const a = new FileStandInJournal(dir, STORE, process.pid)
+  const b = new FileStandInJournal(dir, 'another program|p:', process.pid)
+  t.teardown(() => { a.close(); b.close() })
+  t.same(b.adopt(), [], 'another store\'s journal is not ours')
+  const adopted = a.adopt()
+  t.same(adopted.map((e) => e.input.reference), ['A', 'B'], 'A and B, oldest first; C was replayed, D never flushed')
+  t.same(a.adopt(), [], 'adopted once')
+  t.same(readdirSync(dir).sort(), [basename(a.path), basename(b.path)].sort(), 'their file is gone')
+  t.same(pendingOf(lines(a.path).map((l) => JSON.parse(l) as never)).map((e) => e.input.reference), ['A', 'B'], 'now in our file, before theirs was deleted')
+})
+
+t.test('two processes adopting at once: each entry goes to one of them', async (t) => {
+  const dir = tempDir(t)
+  const theirs = new FileStandInJournal(dir, STORE, deadPid())
+  await theirs.append(entry('X'))
+  theirs.close()
+  const a = new FileStandInJournal(dir, STORE, process.pid)
+  const b = new FileStandInJournal(dir, STORE, process.ppid)
+  t.teardown(() => { a.close(); b.close() })
+  const got = [...a.adopt(), ...b.adopt()]
+  t.same(got.map((e) => e.input.reference), ['X'])
+})
+
+t.test('the same pid again (a container restarted): its own file is adopted, and a torn last line swallows nothing', async (t) => {
+  const dir = tempDir(t)
+  const pid = deadPid()
+  const first = new FileStandInJournal(dir, STORE, pid)
+  await first.append(entry('A', 1000))
+  first.close()
+  appendFileSync(first.path, '{"a":"add","id":"[\\"UJ1\\",\\"T')
+  const second = new FileStandInJournal(dir, STORE, pid)
+  t.teardown(() => { second.close() })
+  t.same(second.adopt().map((e) => e.input.reference), ['A'])
+  await second.append(entry('B', 2000))
+  const third = new FileStandInJournal(dir, STORE, deadPid())
+  t.teardown(() => { third.close() })
+  second.close()
+  // read as the next start would
+  t.same(pendingOf(lines(second.path).flatMap((l) => { try { return [JSON.parse(l) as never] } catch { return [] } })).map((e) => e.input.reference), ['A', 'B'], 'B on a line of its own')
+})
+
+t.test('a void keeps an entry from replay, whichever line comes first', async (t) => {
+  const voidFirst = pendingOf([{ a: 'void', id: 'x' }, { a: 'add', id: 'x', seq: 1, atMs: 1, input: entry('x').input }])
+  t.same(voidFirst, [])
+  const addFirst = pendingOf([{ a: 'add', id: 'x', seq: 1, atMs: 1, input: entry('x').input }, { a: 'void', id: 'x' }])
+  t.same(addFirst, [])
+  const dir = tempDir(t)
+  const j = new FileStandInJournal(dir, STORE)
+  t.teardown(() => { j.close() })
+  const e = entry('V')
+  const p = j.append(e)
+  j.void(e.id)
+  await p
+  t.same(pendingOf(lines(j.path).map((l) => JSON.parse(l) as never)), [], 'voided while its add was being written: not owed')
+  writeFileSync(j.path, '')
+})
+
+t.test('a card number, CVD2 or expiry sent beside the request never reaches the journal', async (t) => {
+  const { Registry } = await import('prom-client')
+  const { decide } = await import('../../src/decision/pipeline.js')
+  const { InFlight } = await import('../../src/decision/deadline.js')
+  const { compileRuleFiles } = await import('../../src/rules/load.js')
+  const { StandIn } = await import('../../src/standin/stand-in.js')
+  const { standInMetrics } = await import('../../src/standin/metrics.js')
+  const { parsePolicy } = await import('../../src/standin/policy.js')
+  const { MemoryStore } = await import('../../src/store/memory.js')
+  const { createLogger } = await import('../../src/logger.js')
+  const { authBody } = await import('../helpers/config.js')
+  const { POLICY, switchedStore } = await import('./helpers.js')
+  const dir = tempDir(t)
+  const journal = new FileStandInJournal(dir, STORE)
+  const sw = switchedStore(new MemoryStore())
+  sw.set('down')
+  const standIn = new StandIn({ policy: parsePolicy(POLICY), journal, store: sw.store, log: createLogger('silent'), metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
+  t.teardown(async () => { await standIn.stop() })
+  const rules = compileRuleFiles([], { timezone: 'UTC' })
+  if (!rules.ok) throw new Error('rules')
+  const secrets = { pan: '4111111111111111', cvd2: '737', expDate: '122030', otp: '918273' }
+  const body = authBody({ urn: 'USEC1', transactionAmount: '100', ...secrets }) as never
+  const now = Date.now()
+  const d = await decide(body, { arrivedAtMs: now, deadlineAtMs: now + 2000, abort: new InFlight(now + 2000) }, { store: sw.store, rules: () => rules.set, timezone: 'UTC', standIn })
+  t.match(d, { code: '00', standIn: true })
+  const text = readFileSync(journal.path, 'utf8')
+  t.ok(text.includes('USEC1'), 'the approval is in the journal')
+  for (const [k, v] of Object.entries(secrets)) t.notOk(text.includes(v), `no ${k}`)
+})

@@ -1,0 +1,123 @@
+// The stand-in itself: caps that hold under 1,000 concurrent requests for one card; an approval voided by the
+// deadline never replayed; the replay oldest first, each reference once, also when the process is killed
+// mid-replay and the next one adopts its journal.
+import t from 'tap'
+import { Registry } from 'prom-client'
+import { MemoryStore } from '../../src/store/memory.js'
+import { ERR_STORE_OUTCOME_UNKNOWN } from '../../src/errors.js'
+import { createLogger } from '../../src/logger.js'
+import { StandIn, type StandInAbort } from '../../src/standin/stand-in.js'
+import { FileStandInJournal, MemoryStandInJournal, type StandInJournal } from '../../src/standin/journal.js'
+import { standInMetrics } from '../../src/standin/metrics.js'
+import { parsePolicy } from '../../src/standin/policy.js'
+import type { AuthorizeInput, Store } from '../../src/store/types.js'
+import { authInput } from '../store/contract.js'
+import { POLICY, tempDir } from './helpers.js'
+import { spawnSync } from 'node:child_process'
+
+const STORE = 'memory|replay:'
+const log = createLogger('silent')
+const live: StandInAbort = { aborted: false, onAbort: () => {} }
+
+function standIn (store: Store, journal: StandInJournal, policy: Record<string, unknown> = {}): StandIn {
+  const s = new StandIn({ policy: parsePolicy({ ...POLICY, ...policy }), journal, store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
+  return s
+}
+
+function input (urn: string, ref: string, debit = 100, last4 = '4321', nowMs = Date.now()): AuthorizeInput {
+  return authInput(urn, { reference: ref, debitAmount: debit, last4, nowMs, fingerprint: `fp-${debit}-${last4}` })
+}
+
+t.test('1,000 concurrent stand-in requests for one card with a count cap of 7: exactly 7 approved and journaled', async (t) => {
+  const dir = tempDir(t)
+  const journal = new FileStandInJournal(dir, STORE)
+  const s = standIn(new MemoryStore(), journal, { perCard: { count: 7, amount: '100000000' } })
+  t.teardown(async () => { await s.stop() })
+  const results = await Promise.all(Array.from({ length: 1000 }, async (_, i) => await s.decide(input('UC1', `C${i}`), null, '5411', live)))
+  t.equal(results.filter((r) => r.code === '00').length, 7, 'seven approvals')
+  t.equal(results.filter((r) => r.check === 'perCard.count').length, 993, 'the rest declined by perCard.count')
+  t.match(s.status(), { decisions: { approved: 7, declined: 993 }, amount: '700', replayBacklog: { count: 7, amount: '700' } })
+})
+
+t.test('concurrent requests of many cards never pass the instance\'s amount cap', async (t) => {
+  const s = standIn(new MemoryStore(), new MemoryStandInJournal(), { perInstance: { amount: '25000' } })
+  t.teardown(async () => { await s.stop() })
+  const results = await Promise.all(Array.from({ length: 500 }, async (_, i) => await s.decide(input(`UM${i}`, `M${i}`, 1000 + i), null, '5411', live)))
+  const approved = results.map((r, i) => (r.code === '00' ? 1000 + i : 0)).reduce((a, b) => a + b, 0)
+  t.ok(approved <= 25000, `approved ${approved} ≤ 25000`)
+  t.ok(approved > 25000 - 1500, 'and the cap was used up to less than one transaction')
+  t.equal(results.filter((r) => r.check === 'perInstance.amount').length, results.filter((r) => r.code !== '00').length)
+})
+
+t.test('an approval the deadline answered 05 first is voided: never replayed, its caps given back', async (t) => {
+  const store = new MemoryStore()
+  await store.putCustomer('UV1', {})
+  await store.credit('UV1', 1000, 'seed')
+  const s = standIn(store, new MemoryStandInJournal(), { perCard: { count: 1, amount: '1000000' } })
+  t.teardown(async () => { await s.stop() })
+  let hook: (() => void) | null = null
+  const abort = { aborted: false, onAbort: (fn: (() => void) | null) => { hook = fn } }
+  const p = s.decide(input('UV1', 'V1'), null, '5411', abort)
+  // the guard answers 05 before the journal write resolves
+  abort.aborted = true
+  ;(hook as unknown as () => void)()
+  t.match(await p, { code: '05' })
+  t.match(await s.decide(input('UV1', 'V2'), null, '5411', live), { code: '00' }, 'the card\'s one approval is free again')
+  await s.replayNow()
+  t.equal(await store.getDecision('UV1', 'V1'), null, 'V1 never reached the store')
+  t.equal((await store.getCustomer('UV1'))?.available, 900, 'only V2 is debited')
+})
+
+t.test('a process killed mid-replay: the next one adopts its journal and each reference is applied once', async (t) => {
+  const dir = tempDir(t)
+  const inner = new MemoryStore()
+  await inner.putCustomer('UK1', {})
+  await inner.credit('UK1', 100_000, 'seed')
+  const gonePid = spawnSync(process.execPath, ['-e', '']).pid as number
+  // the store applies the fourth replay and its reply is lost; then the process dies
+  let calls = 0
+  const lossy = new Proxy(inner, {
+    get (target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown
+      if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      return async (i: AuthorizeInput) => {
+        const r = await target.authorize(i)
+        if (++calls === 4) throw new ERR_STORE_OUTCOME_UNKNOWN('connection lost')
+        return r
+      }
+    }
+  })
+  const first = standIn(lossy, new FileStandInJournal(dir, STORE, gonePid))
+  const t0 = Date.now() - 10_000
+  // written out of order: the replay goes by arrival
+  const order = [3, 0, 7, 1, 9, 2, 8, 4, 6, 5]
+  for (const k of order) t.match(await first.decide(input('UK1', `K${k}`, 100 + k, `00${k}0`.slice(-4), t0 + k), null, '5411', live), { code: '00' })
+  await first.replayNow()
+  t.match(first.status(), { replayed: { applied: 3 }, replayBacklog: { count: 7 } }, 'three replayed and marked, the fourth applied but not known to be')
+  await first.stop()
+
+  const second = standIn(inner, new FileStandInJournal(dir, STORE, process.pid))
+  t.teardown(async () => { await second.stop() })
+  t.equal(second.start(), 7, 'the next process adopts the seven not marked done')
+  await second.replayNow()
+  t.match(second.status(), { replayed: { applied: 6, existing: 1 }, replayBacklog: { count: 0 } })
+  const total = order.reduce((sum, k) => sum + 100 + k, 0)
+  t.equal((await inner.getCustomer('UK1'))?.available, 100_000 - total, 'every approval debited once')
+  const events = (await inner.readDecisionStream('UK1')).filter((e) => e.type === 'decision.created')
+  t.same(events.map((e) => e.reference), order.slice().sort((a, b) => a - b).map((k) => `K${k}`), 'replayed oldest first, one event each')
+})
+
+t.test('an idle instance leaves stand-in once the store answers a ping, without a decision', async (t) => {
+  const { switchedStore } = await import('./helpers.js')
+  const sw = switchedStore(new MemoryStore())
+  const s = new StandIn({ policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 10 })
+  t.teardown(async () => { await s.stop() })
+  s.start()
+  sw.set('down')
+  t.ok(s.takes(new (await import('../../src/errors.js')).ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.equal(s.status().state, 'active')
+  sw.set('up')
+  for (let i = 0; i < 500 && s.status().state !== 'standby'; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(s.status().state, 'standby', 'left stand-in')
+  t.equal(s.status().sinceMs, null, 'and the outage closed')
+})
