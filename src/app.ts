@@ -313,6 +313,7 @@ export async function buildAdminApp (deps: AppDeps, extra?: (app: FastifyInstanc
     defaultCurrency: deps.config.defaultCurrency,
     idleTimeoutMs: deps.config.consoleIdleTimeoutMs,
     secure: tls !== undefined,
+    clientCerts: tls?.ca !== undefined,
     queueSections: [reconciliationSection(settlementFor(deps.store)), ...(deps.standIn !== undefined ? [standInSection(deps.standIn)] : [])],
     ...(deps.clock !== undefined ? { clock: deps.clock } : {})
   })

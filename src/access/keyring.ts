@@ -55,6 +55,17 @@ export class Keyring {
     return found === null ? null : { id: found.id, scopes: found.scopes }
   }
 
+  /**
+   * The key a client certificate's SHA-256 fingerprint is mapped to, with the key's SHA-256 (what a console
+   * session keeps), or null. A fingerprint is public (the certificate is shown in every handshake): a plain
+   * comparison is enough.
+   */
+  findCertificate (fingerprint: string): (KeyHolder & { digest: Buffer }) | null {
+    const fp = fingerprint.toUpperCase()
+    const found = this.keys.find((k) => k.certFingerprint !== undefined && k.certFingerprint === fp)
+    return found === undefined ? null : { id: found.id, scopes: found.scopes, digest: found.sha256 }
+  }
+
   /** Reads ADMIN_KEYS_FILE again; a bad file keeps the keys in use (and says why). */
   reload (): KeysReload {
     try {

@@ -40,6 +40,8 @@ export interface ConsoleOptions {
   idleTimeoutMs: number
   /** the admin listener speaks HTTPS: the session cookie is Secure */
   secure: boolean
+  /** the admin listener asks for client certificates (ADMIN_TLS_CA): one mapped to a key may sign in */
+  clientCerts?: boolean
   /** sessions kept at most (the least recently used go first) */
   sessionsMax?: number
   clock?: () => number

@@ -4,7 +4,7 @@
 // CONSOLE_IDLE_TIMEOUT_MS without a request or on sign-out. Every page and action checks the key's scope on
 // the server, every form carries a CSRF token, and a Content-Security-Policy allows no inline script.
 import { createHash, randomBytes } from 'node:crypto'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
 import fastifyCsrf from '@fastify/csrf-protection'
@@ -18,7 +18,8 @@ import { sendHtml } from './respond.js'
 import { REPORT_BYTES_MAX, SESSIONS_MAX } from './limits.js'
 import { STYLE } from './style.js'
 import type { ConsoleOptions } from './deps.js'
-import { ErrorPage, SignInPage } from './pages/sign-in.js'
+import { ErrorPage, SignInPage, type CertificateOffer } from './pages/sign-in.js'
+import { certificateKey, peerFingerprint } from './certificate.js'
 import { decisionPages } from './pages/decisions.js'
 import { customerPages } from './pages/customers.js'
 import { queuePages } from './pages/queues.js'
@@ -30,6 +31,8 @@ declare module 'fastify' {
   interface Session {
     /** hex SHA-256 of the admin key signed in with */
     keyDigest?: string
+    /** set when signed in with a client certificate: its SHA-256 fingerprint (nothing else of it) */
+    certFingerprint?: string
     /** a message for the next page shown (after an action's redirect) */
     flash?: Flash
   }
@@ -101,7 +104,14 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config.consolePublic === true) return
     const digest = request.session.get('keyDigest')
-    const holder = typeof digest === 'string' && /^[0-9a-f]{64}$/.test(digest) ? opts.keys.findDigest(Buffer.from(digest, 'hex')) : null
+    let holder = typeof digest === 'string' && /^[0-9a-f]{64}$/.test(digest) ? opts.keys.findDigest(Buffer.from(digest, 'hex')) : null
+    const fingerprint = request.session.get('certFingerprint')
+    if (holder !== null && typeof fingerprint === 'string') {
+      // a certificate's session lasts while that certificate is still the one presented and is still mapped
+      // to that key (SIGHUP may have taken the mapping or the key away)
+      const mapped = peerFingerprint(request) === fingerprint ? opts.keys.findCertificate(fingerprint) : null
+      if (mapped === null || mapped.digest.toString('hex') !== digest) holder = null
+    }
     if (holder === null) {
       const ended = request.cookies[COOKIE_NAME] !== undefined
       if (request.method === 'GET') {
@@ -150,13 +160,21 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
 
   app.get('/', { config: { scope: 'read' } }, async (_request, reply) => await reply.redirect(`${BASE}/decisions`, 303))
 
+  const clientCerts = opts.clientCerts === true
+  /** what the sign-in page says of the client certificate: nothing without mTLS, else the key it maps to */
+  const certificateOffer = (request: FastifyRequest): CertificateOffer => {
+    if (!clientCerts) return null
+    const mapped = certificateKey(request, opts.keys, true)
+    return mapped === null ? { keyId: null } : { keyId: mapped.id }
+  }
+
   app.get<{ Querystring: { next?: string, ended?: string, out?: string } }>('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
     const q = request.query
     const note: Flash | null = q.ended === '1'
       ? { kind: 'error', text: `Your session has ended (after ${Math.round(opts.idleTimeoutMs / 60000)} minutes without activity, or the key is no longer valid). Sign in again.` }
       : q.out === '1' ? { kind: 'ok', text: 'You have signed out.' } : null
     return sendHtml(reply, page({ title: 'Sign in', section: 'sign-in', viewer: null, flash: note },
-      SignInPage({ csrf: reply.generateCsrf(), next: safeNext(q.next), idleMinutes: Math.round(opts.idleTimeoutMs / 60000) })))
+      SignInPage({ csrf: reply.generateCsrf(), next: safeNext(q.next), idleMinutes: Math.round(opts.idleTimeoutMs / 60000), certificate: certificateOffer(request) })))
   })
 
   app.post<{ Body: Record<string, unknown> }>('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
@@ -166,12 +184,27 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
     if (holder === null) {
       request.log.warn({ ip: request.ip }, 'console sign-in refused: unknown key')
       return sendHtml(reply, page({ title: 'Sign in', section: 'sign-in', viewer: null, flash: { kind: 'error', text: 'That key is not known. Nothing was signed in.' } },
-        SignInPage({ csrf: reply.generateCsrf(), next, idleMinutes: Math.round(opts.idleTimeoutMs / 60000) })), 401)
+        SignInPage({ csrf: reply.generateCsrf(), next, idleMinutes: Math.round(opts.idleTimeoutMs / 60000), certificate: certificateOffer(request) })), 401)
     }
     // a new session id at sign-in: one set before (by someone else) is worth nothing
     await request.session.regenerate()
     request.session.set('keyDigest', sha256Hex(key))
     request.log.info({ keyId: holder.id, ip: request.ip }, 'console sign-in')
+    return await reply.redirect(next, 303)
+  })
+
+  app.post<{ Body: Record<string, unknown> }>('/sign-in/certificate', { config: { consolePublic: true } }, async (request, reply) => {
+    const mapped = certificateKey(request, opts.keys, clientCerts)
+    const next = safeNext(request.body.next)
+    if (mapped === null) {
+      request.log.warn({ ip: request.ip }, 'console sign-in refused: no client certificate mapped to a key')
+      return sendHtml(reply, page({ title: 'Sign in', section: 'sign-in', viewer: null, flash: { kind: 'error', text: 'This connection has no client certificate mapped to a key. Nothing was signed in.' } },
+        SignInPage({ csrf: reply.generateCsrf(), next, idleMinutes: Math.round(opts.idleTimeoutMs / 60000), certificate: certificateOffer(request) })), 401)
+    }
+    await request.session.regenerate()
+    request.session.set('keyDigest', mapped.digestHex)
+    request.session.set('certFingerprint', mapped.fingerprint)
+    request.log.info({ keyId: mapped.id, ip: request.ip, certFingerprint: mapped.fingerprint }, 'console sign-in')
     return await reply.redirect(next, 303)
   })
 

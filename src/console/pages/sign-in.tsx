@@ -2,10 +2,24 @@
 import type { VNode } from 'preact'
 import { BASE } from '../html.js'
 
-export function SignInPage ({ csrf, next, idleMinutes }: { csrf: string, next: string, idleMinutes: number }): VNode {
+/** on an mTLS admin listener: the key the client certificate is mapped to (null: not mapped); null: no mTLS */
+export type CertificateOffer = { keyId: string | null } | null
+
+export function SignInPage ({ csrf, next, idleMinutes, certificate = null }: { csrf: string, next: string, idleMinutes: number, certificate?: CertificateOffer }): VNode {
   return (
     <div class='signin'>
       <h1>Sign in to the extauth console</h1>
+      {certificate !== null && certificate.keyId !== null && (
+        <form class='action' method='post' action={`${BASE}/sign-in/certificate`}>
+          <input type='hidden' name='_csrf' value={csrf} />
+          <input type='hidden' name='next' value={next} />
+          <p>Your client certificate is mapped to the key <strong>{certificate.keyId}</strong>.</p>
+          <button type='submit'>Sign in with your certificate</button>
+        </form>
+      )}
+      {certificate !== null && certificate.keyId === null && (
+        <p class='muted'>Your client certificate is not mapped to a key (ADMIN_KEYS_FILE, certFingerprint): sign in with a key.</p>
+      )}
       <form class='action' method='post' action={`${BASE}/sign-in`}>
         <input type='hidden' name='_csrf' value={csrf} />
         <input type='hidden' name='next' value={next} />
