@@ -1,6 +1,6 @@
 // The settlement on Redis: the scripts of lua.ts, each on one bucket's slot.
 import { Cluster, ReplyError, type Redis } from 'ioredis'
-import { fcallRefused, functionsUnavailable } from '../store/functions.js'
+import { fcallRefused, loadFunctionLibrary } from '../store/functions.js'
 import { POSTING_FUNCTION, POSTING_LIBRARY } from './functions.js'
 import { bucketOf, part } from '../store/keys.js'
 import { send, type RedisStore } from '../store/redis.js'
@@ -75,16 +75,7 @@ export class RedisSettlement implements SettlementStore {
   /** FCALL of the posting function once its library is loaded; EVALSHA where this Redis will not load it */
   private async postingCall (args: string[]): Promise<unknown> {
     if (this.functions === null) {
-      this.loading ??= (async () => {
-        const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client]
-        try {
-          await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', POSTING_LIBRARY)))
-          this.functions = true
-        } catch (err) {
-          if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) this.functions = false
-          else throw err
-        }
-      })().finally(() => { this.loading = null })
+      this.loading ??= (async () => { this.functions = await loadFunctionLibrary(this.client, POSTING_LIBRARY) })().finally(() => { this.loading = null })
       await this.loading
     }
     if (this.functions === true) {

@@ -7,6 +7,7 @@
 // upgrade) each load and call their own, and a library is never changed under an instance that uses it. A
 // Redis without functions, or a user not allowed to load one, leaves the store on EVALSHA (RedisStore).
 import { createHash } from 'node:crypto'
+import { Cluster, ReplyError, type Redis } from 'ioredis'
 import { AUTHORIZE_BODY, AUTHORIZE_DEFINITIONS } from './lua.js'
 
 const digest = createHash('sha1').update(AUTHORIZE_DEFINITIONS).update(AUTHORIZE_BODY).digest('hex').slice(0, 16)
@@ -39,4 +40,19 @@ export function fcallRefused (message: string): 'missing' | 'refused' | null {
  */
 export function functionsUnavailable (message: string): boolean {
   return !/^(LOADING|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|MOVED|ASK|OOM|NOREPLICAS|MISCONF)\b/.test(message)
+}
+
+/**
+ * FUNCTION LOAD REPLACE of a library on every master: true once loaded, false where this Redis has no
+ * functions or the user may not load one (the caller stays on EVALSHA); any other failure is thrown.
+ */
+export async function loadFunctionLibrary (client: Redis | Cluster, library: string): Promise<boolean> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
+  try {
+    await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', library)))
+    return true
+  } catch (err) {
+    if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) return false
+    throw err
+  }
 }

@@ -17,7 +17,7 @@ import {
 } from './types.js'
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
 import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
-import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, fcallRefused, functionsUnavailable } from './functions.js'
+import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, fcallRefused, loadFunctionLibrary } from './functions.js'
 
 type Client = Redis | Cluster
 
@@ -253,16 +253,7 @@ export class RedisStore implements Store {
    */
   private async loadFunctions (): Promise<void> {
     // one load at a time: the decisions in flight when Redis lost the library all wait for the same one
-    this.loading ??= (async () => {
-      const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client]
-      try {
-        await Promise.all(nodes.map(async (n) => await n.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)))
-        this.functions = true
-      } catch (err) {
-        if (err instanceof ReplyError && functionsUnavailable((err as Error).message)) this.functions = false
-        else throw err
-      }
-    })().finally(() => { this.loading = null })
+    this.loading ??= (async () => { this.functions = await loadFunctionLibrary(this.client, AUTHORIZE_LIBRARY) })().finally(() => { this.loading = null })
     await this.loading
   }
 
