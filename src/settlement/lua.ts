@@ -80,6 +80,8 @@ end
  * record is kept, s  ARGV[11] the posting's fingerprint  ARGV[12] the bucket number
  * ARGV[13] a lifecycle line's verdict (read by the caller): 'matched', 'mismatch' or ''
  * ARGV[14] for a mismatch, what accepting the platform's line moves: signed amount (+ credit) ARGV[15] its detail
+ * ARGV[16] the owner's line of a FAILED record left to an operator: its lifecycle_failed exception's id, or ''
+ * ARGV[17] what that record holds here  ARGV[18] the line's side for the cardholder: '1' in, '-1' out
  * Returns {status 'OK'|'REPLAY'|'CONFLICT', outcome, statement id, exception ids JSON, available or ''}
  */
 export const POSTING_DEFINITIONS = COMMON + RECORDS + LIMITS + SETTLEMENT
@@ -178,6 +180,42 @@ elseif ptype == 'refund' or ptype == 'adjustment' then
 elseif ptype == 'fee' then
   outcome = 'fee'
   delta = -amt
+elseif ARGV[16] ~= '' then
+  -- the line settles a FAILED record: it is weighed against what the record holds here, less what a resolution
+  -- of the record's exception gave back (plus what one took), as movedForFailed in memory-settlement.ts
+  local sign = tonumber(ARGV[18])
+  local moved = tonumber(ARGV[17])
+  local lfkey = tag .. ':x:' .. ARGV[16]
+  local lfraw = redis.call('GET', lfkey)
+  local lf = nil
+  if lfraw then lf = cjson.decode(lfraw) end
+  if lf and lf.resolution then
+    local ra = tonumber(lf.resolution.amount) or 0
+    if lf.resolution.action == 'release' or lf.resolution.action == 'credit' then moved = moved + sign * ra
+    elseif lf.resolution.action == 'debit' then moved = moved - sign * ra end
+  end
+  local d = amt - moved
+  local differenceId = nil
+  if d == 0 then
+    outcome = 'lifecycle_matched'
+  else
+    outcome = 'lifecycle_mismatch'
+    local action = 'debit'
+    if d * sign > 0 then action = 'credit' end
+    local abs = d
+    if abs < 0 then abs = -abs end
+    except('lifecycle_mismatch', '', amt, action, abs, ARGV[15])
+    differenceId = 'b' .. ARGV[12] .. '~' .. pid
+  end
+  if lf and lf.status == 'open' then
+    local reason = 'settled by statement ' .. ARGV[7] .. ', platformId ' .. pid
+    if differenceId then reason = reason .. '; the difference is exception ' .. differenceId end
+    lf.status = 'resolved'
+    lf.resolution = { action = 'accept', amount = '0', reason = reason, keyId = '', atMs = now }
+    redis.call('SET', lfkey, cjson.encode(lf))
+    redis.call('ZREM', stream .. ':xo', lf.id)
+    emit(stream, backlog, 'reconciliation.resolved', lf.urn, lf)
+  end
 elseif ARGV[13] == 'matched' then
   outcome = 'lifecycle_matched'
 else
@@ -234,6 +272,24 @@ redis.call('ZADD', KEYS[2] .. ':xo', now, id)
 redis.call('ZADD', KEYS[2] .. ':xa', now, id)
 emit(KEYS[2], ARGV[5], 'reconciliation.exception', ARGV[1], x)
 return id
+`
+
+/**
+ * An exception opened outside a statement (a lifecycle record left FAILED, a stand-in replay below zero), once:
+ * nothing when its id exists. KEYS[1] the exception  KEYS[2] the bucket's stream
+ * ARGV[1] the exception JSON without createdAtMs  ARGV[2] backlog bound
+ * Returns 1 when it was opened, 0 when it was there
+ */
+export const OPEN_EXCEPTION_LUA = COMMON + `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local x = cjson.decode(ARGV[1])
+local now = storeNowMs()
+x.createdAtMs = now
+redis.call('SET', KEYS[1], cjson.encode(x))
+redis.call('ZADD', KEYS[2] .. ':xo', now, x.id)
+redis.call('ZADD', KEYS[2] .. ':xa', now, x.id)
+emit(KEYS[2], ARGV[2], 'reconciliation.exception', x.urn, x)
+return 1
 `
 
 /**

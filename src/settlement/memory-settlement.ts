@@ -7,7 +7,7 @@ import type { AuditContext } from '../domain/audit.js'
 import type { DecisionRecord } from '../store/types.js'
 import { apiError } from '../errors.js'
 import {
-  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type ExceptionKind, type LifecycleVerdict, type Outcome,
+  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type ExceptionKind, type LifecycleVerdict, type NewException, type Outcome,
   type Posting, type PostingResult, type ReconException, type ResolveAction, type SettlementStore, type StatementReport
 } from './types.js'
 import { pageOf } from './exception-page.js'
@@ -167,6 +167,17 @@ export class MemorySettlement implements SettlementStore {
       outcome = p.type; delta = amt
     } else if (p.type === 'fee') {
       outcome = 'fee'; delta = -amt
+    } else if (lifecycle?.failed !== undefined) {
+      const f = lifecycle.failed
+      const lf = this.exceptions.get(f.exceptionId)
+      const d = amt - movedForFailed(f, lf?.resolution)
+      outcome = d === 0 ? 'lifecycle_matched' : 'lifecycle_mismatch'
+      if (d !== 0) except('lifecycle_mismatch', '', amt, d * f.sign > 0 ? 'credit' : 'debit', Math.abs(d), lifecycle.detail)
+      if (lf !== undefined && lf.status === 'open') {
+        lf.status = 'resolved'
+        lf.resolution = { action: 'accept', amount: '0', reason: settledReason(statementId, p.platformId, d === 0 ? null : pkey), keyId: '', atMs: now }
+        this.s.emit(lf.urn, 'reconciliation.resolved', structuredClone(lf) as unknown as Record<string, unknown>)
+      }
     } else if (lifecycle?.matched === true) {
       outcome = 'lifecycle_matched'
     } else {
@@ -264,6 +275,18 @@ export class MemorySettlement implements SettlementStore {
     return { id, amount: Number(rec.held) }
   }
 
+  async openException (n: NewException): Promise<{ id: string, opened: boolean }> {
+    const id = `b${bucketOf(n.urn)}~${n.key}`
+    if (this.exceptions.has(id)) return { id, opened: false }
+    const x: ReconException = {
+      id, kind: n.kind, status: 'open', urn: n.urn, reference: n.reference, last4: n.last4, platformId: '', statementId: '', postingType: n.postingType,
+      outcome: n.outcome, amount: String(n.amount), accept: { action: n.accept.action, amount: String(n.accept.amount) }, detail: n.detail, createdAtMs: this.s.clock()
+    }
+    this.exceptions.set(id, x)
+    this.s.emit(n.urn, 'reconciliation.exception', { ...x })
+    return { id, opened: true }
+  }
+
   async putStatement (report: StatementReport): Promise<void> {
     this.statements.set(report.id, structuredClone(report))
   }
@@ -274,12 +297,32 @@ export class MemorySettlement implements SettlementStore {
   }
 }
 
-/** what makes two lines with one platformId the same posting */
+/**
+ * What a FAILED record has moved here in its line's direction: what it holds (an out line), less what a
+ * resolution of its lifecycle_failed exception gave back, plus what one took (the other way round for an in
+ * line). The Redis step computes the same.
+ */
+export function movedForFailed (f: NonNullable<LifecycleVerdict['failed']>, r: ReconException['resolution']): number {
+  let moved = f.held
+  if (r !== undefined) {
+    const amt = r.amount === '' ? 0 : Number(r.amount)
+    if (r.action === 'release' || r.action === 'credit') moved += f.sign * amt
+    else if (r.action === 'debit') moved -= f.sign * amt
+  }
+  return moved
+}
+
+/** the resolution's reason when a statement's line settles a lifecycle_failed exception (the Redis step writes the same) */
+export function settledReason (statementId: string, platformId: string, differenceId: string | null): string {
+  return `settled by statement ${statementId}, platformId ${platformId}` + (differenceId === null ? '' : `; the difference is exception ${differenceId}`)
+}
+
 /** a platform_id_conflict exception's detail (the Redis script writes the same) */
 export function conflictDetail (firstStatement: string, firstOutcome: string): string {
   return `platformId applied by statement ${firstStatement} (${firstOutcome}) with other content; this line is not applied`
 }
 
+/** what makes two lines with one platformId the same posting */
 export function postingFingerprint (p: Posting): string {
   return `${p.type}|${p.reference}|${p.urn}|${p.last4}|${p.amount}`
 }

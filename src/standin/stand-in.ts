@@ -14,7 +14,7 @@ import { StandInCaps, type CapRefusal } from './caps.js'
 import { byAge, entryId, type StandInEntry, type StandInJournal } from './journal.js'
 import { refusalOf, type PolicyRefusal, type StandInPolicy } from './policy.js'
 import { REPLAY_OUTCOMES, type ReplayOutcome, type StandInMetrics } from './metrics.js'
-import type { NegativeBalanceHook } from './negative-balance.js'
+import type { NegativeBalance, NegativeBalanceHook, NegativeBalanceQueue } from './negative-balance.js'
 
 /** What a stand-in decision came to: 00, the rule's decline, or 05 for the policy check or cap named. */
 export interface StandInResult {
@@ -40,6 +40,8 @@ interface Pending {
   durable: Promise<boolean>
   flushed: boolean
   voided: boolean
+  /** replayed below zero, not yet taken by the exception queue: the next pass hands it over again */
+  owed?: NegativeBalance
 }
 
 export interface Forced { on: boolean, reason: string, atMs: number, keyId: string | null }
@@ -67,7 +69,10 @@ export interface StandInOptions {
   clock?: () => number
   /** how often the replay looks for a store that answers, while there is a backlog */
   replayEveryMs?: number
+  /** a replay left the balance below zero: told once (the log line) */
   onNegativeBalance?: NegativeBalanceHook
+  /** and handed to the settlement's exception queue, until it takes it */
+  queueNegativeBalance?: NegativeBalanceQueue
 }
 
 export class StandIn {
@@ -281,6 +286,12 @@ export class StandIn {
     for (const p of batch) {
       if (this.stopped || p.voided) return
       const { input } = p.entry
+      if (p.owed !== undefined) {
+        // replayed before; only its exception is still owed
+        if (!await this.queueOwed(p)) return
+        this.finish(p)
+        continue
+      }
       let result
       try {
         result = await this.opts.store.authorize(input)
@@ -312,17 +323,41 @@ export class StandIn {
         this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount) }, 'stand-in replay: unknown customer; recorded, nothing debited')
       } else if (outcome === 'applied' && result.available !== null && result.available < 0) {
         this.opts.metrics.negativeBalances.inc()
-        this.opts.onNegativeBalance?.({ urn: input.urn, reference: input.reference, debit: input.debitAmount, available: result.available })
+        p.owed = { urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, available: result.available }
+        this.opts.onNegativeBalance?.(p.owed)
+        if (!await this.queueOwed(p)) return
       }
-      try {
-        this.opts.journal.done(p.entry.id)
-      } catch (err) {
-        this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not updated; the next start replays it again (answered from the store, harmless)')
-      }
-      if (this.pending.get(p.entry.id) === p) this.pending.delete(p.entry.id)
-      this.gauges()
+      this.finish(p)
     }
     this.closeOutageIfOver()
+  }
+
+  /** Hands a replay's negative balance to the exception queue; false (the entry stays owed) when it failed. */
+  private async queueOwed (p: Pending): Promise<boolean> {
+    const nb = p.owed
+    if (nb === undefined || this.opts.queueNegativeBalance === undefined) return true
+    try {
+      await this.opts.queueNegativeBalance(nb)
+      // the queue is in the store: it answers
+      this.unreachable = false
+      return true
+    } catch (err) {
+      if (isStoreNotDone(err)) this.unreachable = true
+      this.opts.log.warn({ urn: nb.urn, reference: nb.reference, err: (err as Error).message }, 'stand-in replay: negative_balance exception not queued; trying again')
+      this.gauges()
+      return false
+    }
+  }
+
+  /** The entry is replayed (and its exception queued): done in the journal and in the backlog. */
+  private finish (p: Pending): void {
+    try {
+      this.opts.journal.done(p.entry.id)
+    } catch (err) {
+      this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not updated; the next start replays it again (answered from the store, harmless)')
+    }
+    if (this.pending.get(p.entry.id) === p) this.pending.delete(p.entry.id)
+    this.gauges()
   }
 
   /** The outage is over once the store answers and every approval is replayed: the caps start again. */

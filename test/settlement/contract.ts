@@ -300,4 +300,20 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.equal((await s.listExceptions({ urn, status: 'resolved', limit: 50 })).items.length, 2)
     t.same(await balances(store, urn), { available: 960, held: 0, ledger: 960 })
   })
+
+  t.test('an exception opened outside a statement: once per key, with its event, in the queue like any', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 0)
+    const x = { kind: 'negative_balance' as const, key: `sn~${urn}:R1`, urn, reference: 'R1', last4: '4321', postingType: '', outcome: 'standin_replay', amount: 70, accept: { action: 'none' as const, amount: 0 }, detail: 'below zero' }
+    const first = await s.openException(x)
+    t.match(first, { opened: true, id: /^b\d+~sn~/ })
+    t.same(await s.openException({ ...x, amount: 90 }), { id: first.id, opened: false }, 'the same key again opens nothing')
+    t.match(await s.getException(first.id), { kind: 'negative_balance', status: 'open', urn, reference: 'R1', amount: '70', platformId: '', statementId: '' })
+    const listed = await s.listExceptions({ urn, status: 'open', limit: 10 })
+    t.same(listed.items.map((i) => i.id), [first.id])
+    const events = (await store.readDecisionStream(urn)).filter((e) => e.type === 'reconciliation.exception')
+    t.equal(events.length, 1, 'one reconciliation.exception event')
+    t.equal((await resolveException(store, s, first.id, { action: 'accept', reason: 'collected' }, 'k1')).exception.status, 'resolved')
+  })
 }

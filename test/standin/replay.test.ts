@@ -121,3 +121,41 @@ t.test('an idle instance leaves stand-in once the store answers a ping, without 
   t.equal(s.status().state, 'standby', 'left stand-in')
   t.equal(s.status().sinceMs, null, 'and the outage closed')
 })
+
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(`a replay below zero opens one negative_balance exception in the settlement's queue, also when the queue failed the first time (${kind})`, async (t) => {
+    const { settlementFor } = await import('../../src/settlement/for-store.js')
+    const { queueStandInNegativeBalance } = await import('../../src/settlement/standin-exception.js')
+    const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
+    const { sharedRedisStore } = await import('../helpers/redis.js')
+    const store = kind === 'memory' ? new MemoryStore() : await sharedRedisStore(t)
+    const settlement = settlementFor(store)
+    const queue = queueStandInNegativeBalance(settlement)
+    await store.putCustomer('UNB1', {})
+    await store.credit('UNB1', 50, 'seed')
+    let refusals = 1
+    const told: unknown[] = []
+    const s = new StandIn({
+      policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000,
+      onNegativeBalance: (nb) => { told.push(nb) },
+      queueNegativeBalance: async (nb) => {
+        if (refusals-- > 0) throw new ERR_STORE_NOT_DONE('redis is reconnecting')
+        await queue(nb)
+      }
+    })
+    t.teardown(async () => { await s.stop() })
+    t.match(await s.decide(input('UNB1', 'NB1', 100), null, '5411', live), { code: '00' })
+    await s.replayNow()
+    t.equal((await store.getCustomer('UNB1'))?.available, -50, 'replayed below zero')
+    t.match(s.status(), { replayBacklog: { count: 1 } }, 'the queue refused it: the entry is not done')
+    await s.replayNow()
+    t.match(s.status(), { replayBacklog: { count: 0 }, replayed: { applied: 1 } }, 'handed over again, not replayed again')
+    t.equal((await store.getCustomer('UNB1'))?.available, -50, 'debited once')
+    t.equal(told.length, 1, 'one log line')
+    const listed = await settlement.listExceptions({ kind: 'negative_balance', urn: 'UNB1', limit: 10 })
+    t.equal(listed.items.length, 1)
+    t.match(listed.items[0], { status: 'open', urn: 'UNB1', reference: 'NB1', last4: '4321', amount: '50', accept: { action: 'none', amount: '0' }, detail: /stand-in approval of 100/ })
+    await queue({ urn: 'UNB1', reference: 'NB1', last4: '4321', debit: 100, available: -50 })
+    t.equal((await settlement.listExceptions({ kind: 'negative_balance', urn: 'UNB1', limit: 10 })).items.length, 1, 'handed over again: still one')
+  })
+}
