@@ -67,7 +67,9 @@ export type MayExpire<R> = (r: R) => boolean
 /**
  * Hands a record left FAILED with a `reconcile` note to whatever queues it for an operator (services.ts: the
  * settlement's exception queue), once it is saved so and again at each repeat of its call: the receiver must
- * open one exception per record however often it is handed over, and never throw (it logs its own failure).
+ * open one exception per record however often it is handed over. When it throws, so does the call (the record
+ * is saved FAILED): the client is told FAILED only once an operator's queue has it, and its repeat hands it
+ * over again.
  */
 export type FailedHook = (kind: LifecycleKind, id: string, record: object) => Promise<void>
 
@@ -91,7 +93,7 @@ export class RecordBook<R extends Revised> {
   async noteFailed (id: string, r: R): Promise<void> {
     const f = r as { status?: string, reconcile?: string }
     if (this.onFailed === undefined || f.status !== 'FAILED' || f.reconcile === undefined) return
-    await this.onFailed(this.kind, id, r).catch(() => undefined)
+    await this.onFailed(this.kind, id, r)
   }
 
   async find (id: string): Promise<R | null> {

@@ -81,8 +81,8 @@ export async function openLifecycleFailed (settlement: SettlementStore, kind: Fa
 
 /**
  * The moves' hook (src/moves/records.ts, FailedHook): a load, transfer or unload left FAILED with a reconcile
- * note becomes a lifecycle_failed exception. A failure to open it is logged, never thrown: the record is
- * saved, and the next repeat of its call hands it over again.
+ * note becomes a lifecycle_failed exception. A failure to open it is logged and thrown: the call fails as on
+ * any store failure (the record is saved FAILED), and its repeat hands the record over again.
  */
 export function lifecycleFailedHook (settlement: SettlementStore, log: Logger): (kind: string, id: string, record: object) => Promise<void> {
   return async (kind, id, record) => {
@@ -91,6 +91,7 @@ export function lifecycleFailedHook (settlement: SettlementStore, log: Logger): 
       await openLifecycleFailed(settlement, kind, id, record)
     } catch (err) {
       log.warn({ kind, id, err: (err as Error).message }, 'lifecycle_failed exception not opened; a repeat of the call opens it')
+      throw err
     }
   }
 }

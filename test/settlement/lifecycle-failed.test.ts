@@ -25,14 +25,14 @@ const DUPLICATE = (): unknown => interpret({ kind: 'response', status: 200, json
 const LOST = (): unknown => ({ kind: 'failed', reason: 'timeout', retryable: true, sent: true, attempts: 1, detail: 'UND_ERR_HEADERS_TIMEOUT' })
 
 /** a transfer of 400 from A (1000) to B whose first send's answer is lost and whose repeat meets 1054: FAILED, 400 held */
-async function failedTransfer (t: Test, store: Store, settlement: SettlementStore = settlementFor(store)): Promise<{ transfers: TransferService, req: Parameters<TransferService['transfer']>[0] }> {
+async function failedTransfer (t: Test, store: Store): Promise<{ transfers: TransferService, req: Parameters<TransferService['transfer']>[0] }> {
   await store.putCustomer('A', {})
   await store.putCustomer('B', {})
   await store.credit('A', 1000, 'seed')
   const answers = [LOST, DUPLICATE]
   let n = 0
   const prepaid = { sendTransfer: async () => (answers[n++] ?? DUPLICATE)(), readTransfer: async () => { throw new Error('not reached') } } as unknown as PrepaidAdapter
-  const transfers = new TransferService(store, prepaid, Date.now, 60_000, lifecycleFailedHook(settlement, log))
+  const transfers = new TransferService(store, prepaid, Date.now, 60_000, lifecycleFailedHook(settlementFor(store), log))
   const req = { clientTxnId: 'T1', fromUrn: 'A', toUrn: 'B', fromAccountNumber: 'a', toAccountNumber: 'b', amount: 400 }
   t.match(await transfers.transfer(req), { status: 'FAILED', retryable: true, held: true })
   t.match(await transfers.transfer(req), { status: 'FAILED', retryable: false, held: true, reconcile: String })
@@ -103,7 +103,7 @@ function suite (name: string, make: Make): void {
     t.match(lf, { status: 'resolved', resolution: { reason: new RegExp(`the difference is exception ${out.exceptions[0] ?? ''}`) } })
   })
 
-  t.test(`${name}: the exception is opened by a repeat when the first hand-over failed`, async (t) => {
+  t.test(`${name}: a call whose exception could not be opened fails; its repeat opens it and is told FAILED`, async (t) => {
     const store = await make(t)
     const real = settlementFor(store)
     let refuse = true
@@ -114,11 +114,22 @@ function suite (name: string, make: Make): void {
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
       }
     })
-    const { transfers, req } = await failedTransfer(t, store, flaky)
-    t.equal((await real.listExceptions({ kind: 'lifecycle_failed', limit: 10 })).items.length, 0, 'not opened: the call still answered FAILED')
+    await store.putCustomer('A', {})
+    await store.putCustomer('B', {})
+    await store.credit('A', 1000, 'seed')
+    const answers = [LOST, DUPLICATE]
+    let n = 0
+    const prepaid = { sendTransfer: async () => (answers[n++] ?? DUPLICATE)(), readTransfer: async () => { throw new Error('not reached') } } as unknown as PrepaidAdapter
+    const transfers = new TransferService(store, prepaid, Date.now, 60_000, lifecycleFailedHook(flaky, log))
+    const req = { clientTxnId: 'T1', fromUrn: 'A', toUrn: 'B', fromAccountNumber: 'a', toAccountNumber: 'b', amount: 400 }
+    t.match(await transfers.transfer(req), { status: 'FAILED', retryable: true, held: true })
+    await t.rejects(transfers.transfer(req), /store gone/, 'not queued: the call fails, it does not tell the client FAILED')
+    t.equal((await real.listExceptions({ kind: 'lifecycle_failed', limit: 10 })).items.length, 0)
+    t.match(await transfers.get('T1'), { status: 'FAILED', held: true }, 'the record is saved FAILED')
     refuse = false
-    await transfers.transfer(req)
-    t.equal((await real.listExceptions({ kind: 'lifecycle_failed', limit: 10 })).items.length, 1, 'the repeat opened it')
+    t.match(await transfers.transfer(req), { status: 'FAILED', retryable: false, reconcile: String, replayed: true }, 'the repeat is told')
+    t.equal((await real.listExceptions({ kind: 'lifecycle_failed', limit: 10 })).items.length, 1, 'once the repeat opened it')
+    t.equal(await available(store, 'A'), 600, 'held once')
   })
 
   t.test(`${name}: a FAILED load holds nothing: release is refused; its line is a credit to accept, and closes it`, async (t) => {

@@ -17,6 +17,9 @@ import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
+import { settlementFor } from '../../../src/settlement/for-store.js'
+import { lifecycleFailedHook } from '../../../src/settlement/lifecycle-failed.js'
+import type { NewException } from '../../../src/settlement/types.js'
 import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
 
 /** The platform's deadline for an answer (the contract's 2000 ms). */
@@ -56,10 +59,22 @@ export class SimProcess {
       // holds that the run expires (engine.ts): what they hold is checked against the model (checkCustomer)
       ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + SIM_HOLD_EXPIRY_MS } : {})
     }
-    this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now)
+    // a record left FAILED for an operator is queued as services.ts queues it, the exception's step a queued
+    // call with a record write's faults
+    const settlement = settlementFor(sim.store)
+    const store = this.store
+    const queue = new Proxy(settlement, {
+      get (target, prop, receiver) {
+        if (prop === 'openException') return async (x: NewException) => await store.settlementStep('openException', x, async () => await target.openException(x))
+        const v = Reflect.get(target, prop, receiver) as unknown
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      }
+    })
+    const onFailed = lifecycleFailedHook(queue, silent)
+    this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now, undefined, onFailed)
     const prepaid = fakePrepaid(sim, this, books)
-    this.transfers = new TransferService(this.store, prepaid, sim.clock.now)
-    this.unloads = new UnloadService(this.store, prepaid, sim.clock.now)
+    this.transfers = new TransferService(this.store, prepaid, sim.clock.now, undefined, onFailed)
+    this.unloads = new UnloadService(this.store, prepaid, sim.clock.now, undefined, onFailed)
   }
 
   /** Resolves with the call's result, or null when the process died before it answered. */
