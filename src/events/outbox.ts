@@ -57,17 +57,17 @@ function compareIds (a: string, b: string): number {
   return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1
 }
 
-const LEASE_LUA = `
+export const LEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 return 0
 `
-const UNLEASE_LUA = `
+export const UNLEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `
 /** acknowledge and trim in one step: nothing is trimmed that is not delivered or parked */
-const SETTLE_LUA = `
+export const SETTLE_LUA = `
 if #ARGV > 1 then redis.call('XACK', KEYS[1], '${GROUP}', unpack(ARGV, 2)) end
 if ARGV[1] ~= '' then redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1]) end
 return 1
