@@ -1,4 +1,4 @@
-// The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
+// The Redis store: every state change is one Lua script on one slot (lua.ts; each script's contract heads its file in lua/).
 import { alreadyReversed, insufficientFunds } from './rejections.js'
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, Command, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
@@ -295,7 +295,7 @@ export class RedisStore implements Store {
 
   /**
    * The authorize script's key count, keys and arguments for this input, as authorize sends them (see
-   * AUTHORIZE_BODY in lua.ts); bench/script-cost.ts sends the same with redis-benchmark.
+   * lua/includes/authorize-body.lua); bench/script-cost.ts sends the same with redis-benchmark.
    */
   authorizeArgs (input: AuthorizeInput): string[] {
     const { urn, reference } = input
