@@ -74,6 +74,8 @@ export class Keys {
   /** the approved total of one card and control kind over one local day (YYYYMMDD) */
   controlDaily (urn: string, last4: string, kind: string, day: string): string { return `${this.tag(urn)}:cd:${part(urn)}:${part(last4)}:${kind}:${day}` }
   lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}` }
+  /** the customer's lifecycle records (`<kind>:<id>`, scored by their first save): see LIFECYCLE_INDEX_MAX */
+  lifecycleIndex (urn: string): string { return `${this.tag(urn)}:lci:${part(urn)}` }
   lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}:lock` }
   /** one sorted set per rule and scope; entries are approved transactions scored by time */
   limit (urn: string, last4: string, limit: Pick<LimitCheck, 'ruleId' | 'per'>): string {
