@@ -124,8 +124,13 @@ t.test('a replay below zero: a metric, a log line naming the customer and refere
   t.match(logs.find((l) => l.exception === 'negative_balance'), { urn: 'USI1', reference: a.body.transactionReferenceNumber, available: '-5000' })
   const metrics = await adminApp.inject({ method: 'GET', url: '/metrics' })
   t.match(metrics.body, /extauth_standin_negative_balances_total 1/)
-  const queue = await admin(adminApp, 'GET', '/admin/v1/reconciliation/exceptions?kind=negative_balance&urn=USI1')
-  t.match(queue.body.items, [{ kind: 'negative_balance', status: 'open', urn: 'USI1', reference: a.body.transactionReferenceNumber, amount: '5001' }], 'in the settlement\'s exception queue')
+  // queued after the log line, in the same replay
+  let queue = await admin(adminApp, 'GET', '/admin/v1/reconciliation/exceptions?kind=negative_balance&urn=USI1')
+  for (let i = 0; i < 100 && (queue.body.items as unknown[]).length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    queue = await admin(adminApp, 'GET', '/admin/v1/reconciliation/exceptions?kind=negative_balance&urn=USI1')
+  }
+  t.match(queue.body.items, [{ kind: 'negative_balance', status: 'open', urn: 'USI1', reference: a.body.transactionReferenceNumber, amount: '5000' }], 'in the settlement\'s exception queue')
 })
 
 t.test('without STANDIN_POLICY_FILE: not configured, and an unreachable store answers 05', async (t) => {
