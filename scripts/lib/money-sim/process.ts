@@ -162,7 +162,7 @@ export class SimProcess {
       sim.touchedRefs.add(key)
       sim.touchedUrns.add(body.urn)
       sim.counts.answers[`${d.code} ${d.via}`] = (sim.counts.answers[`${d.code} ${d.via}`] ?? 0) + 1
-      if (d.via === 'standin') sim.standIn?.answered(sim, key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed)
+      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed)
       return full
     }
     if (!validBody(body)) return deliver({ code: '05', via: 'refused', replayed: false, reason: 'bad_request' })

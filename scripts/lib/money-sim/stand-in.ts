@@ -112,6 +112,8 @@ export class StandInBooks {
   readonly exceptions = new Set<string>()
   /** the approvals (reference and attempt) a replay made a decision of */
   private readonly applied = new Set<string>()
+  /** caps passed, found while a request was being answered: reported after the step (settled) */
+  private readonly overCaps: string[] = []
   private refs = new Set<string>()
   private cards = new Map<string, Use>()
   private instance: Use = { count: 0, amount: 0 }
@@ -121,7 +123,7 @@ export class StandInBooks {
   }
 
   /** The platform heard an answer decided in stand-in. */
-  answered (sim: SimContext, key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean): void {
+  answered (key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean): void {
     if (code !== '00') { this.figures.declined++; return }
     if (fromJournal) this.figures.fromJournal++
     else this.figures.approved++
@@ -143,10 +145,10 @@ export class StandInBooks {
     f.instanceAmountMax = Math.max(f.instanceAmountMax, this.instance.amount)
     const p = this.policy
     if (c.count > p.perCard.count || c.amount > p.perCard.amount) {
-      sim.violation('standin-within-caps', `card ${card}: ${c.count} stand-in approvals for ${c.amount} in one outage (caps ${p.perCard.count}, ${p.perCard.amount}); latest ${key}`)
+      this.overCaps.push(`card ${card}: ${c.count} stand-in approvals for ${c.amount} in one outage (caps ${p.perCard.count}, ${p.perCard.amount}); latest ${key}`)
     }
     if ((p.perInstance.count !== null && this.instance.count > p.perInstance.count) || this.instance.amount > p.perInstance.amount) {
-      sim.violation('standin-within-caps', `the instance: ${this.instance.count} stand-in approvals for ${this.instance.amount} in one outage (caps ${String(p.perInstance.count)}, ${p.perInstance.amount}); latest ${key}`)
+      this.overCaps.push(`the instance: ${this.instance.count} stand-in approvals for ${this.instance.amount} in one outage (caps ${String(p.perInstance.count)}, ${p.perInstance.amount}); latest ${key}`)
     }
   }
 
@@ -177,6 +179,7 @@ export class StandInBooks {
    * nothing the platform heard may be owed.
    */
   settled (sim: SimContext, backlog: number): void {
+    for (const detail of this.overCaps.splice(0)) sim.violation('standin-within-caps', detail)
     if (sim.outage) return
     if (backlog === 0 && this.owed.size > 0) {
       const [key, o] = this.owed.entries().next().value as [string, { debit: number }]
