@@ -1,7 +1,8 @@
-// What the benches share about this machine: whether a command is installed, running a process on one core
-// (taskset, when there), a redis-server of their own (on one core when asked), building a checkout as production
-// does, and reading rounds that took turns.
+// What the benches share about this machine: whether a command is installed, a process's CPU time, running a
+// process on one core (taskset, when there), a redis-server of their own (on one core when asked), building a
+// checkout as production does, and reading rounds that took turns.
 import { execFileSync, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { freePort } from '../../scripts/lib/free-port.js'
@@ -22,6 +23,26 @@ export const pinned = has('taskset')
 
 /** argv to run on one core: [command, args] */
 export const onCore = (core: number, argv: string[]): [string, string[]] => pinned ? ['taskset', ['-c', String(core), ...argv]] : [argv[0] as string, argv.slice(1)]
+
+const clockTicks = ((): number => {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+    return ticks > 0 ? ticks : 100
+  } catch {
+    return 100
+  }
+})()
+
+/** User + system CPU seconds of a process so far (Linux, from /proc); NaN elsewhere or once it has gone. */
+export function cpuSeconds (pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks
+  } catch {
+    return Number.NaN
+  }
+}
 
 /** Builds a checkout with tsc and one of its projects (tsconfig.build.json: its dist/, as production does). */
 export function buildCheckout (dir: string, project: string): void {
