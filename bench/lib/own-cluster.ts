@@ -1,6 +1,7 @@
 // A Redis Cluster of its own for bench/scale.ts: `masters` redis-servers on free loopback ports (each on a core
 // of its own when asked), the 16,384 slots split evenly by CLUSTER ADDSLOTSRANGE and the nodes joined by
-// CLUSTER MEET, so one or two masters work too (`redis-cli --cluster create` wants three). No replicas, no
+// CLUSTER MEET, so one or two masters work too (`redis-cli --cluster create` wants three); each announces
+// 127.0.0.1, as a master that never met another would give clients an empty address. No replicas, no
 // persistence; stop() kills the servers and deletes their files.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -56,7 +57,7 @@ export async function ownCluster (masters: number, wrap: (i: number) => string[]
   try {
     for (let i = 0; i < masters; i++) {
       const port = await freePort()
-      const args = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+      const args = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1',
         '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir]
       const argv = [...(wrap(i) ?? []), ...args]
       const p = spawn(argv[0] as string, argv.slice(1), { stdio: 'ignore' })
