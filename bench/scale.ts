@@ -94,8 +94,13 @@ const wrap = (c: number): string[] | undefined => pin ? ['taskset', '-c', String
 
 /** every process this run started, so a caller can check that none outlived it */
 const pids: number[] = []
-/** what to stop on the way out, latest first; each runs once */
+/** what to stop on the way out, latest first; each runs once (see once) */
 const stoppers: Array<() => Promise<unknown>> = []
+/** a stop that a signal's stopAll and a phase's own clean-up may both call: the second waits on the first */
+function once (stop: () => Promise<unknown>): () => Promise<unknown> {
+  let running: Promise<unknown> | undefined
+  return async () => await (running ??= stop())
+}
 async function stopAll (): Promise<void> {
   for (let s = stoppers.pop(); s !== undefined; s = stoppers.pop()) await s().catch(() => {})
 }
@@ -194,7 +199,11 @@ async function fcallCalls (c: OwnCluster): Promise<number[]> {
 async function phase (shardCount: number, keys: PlatformKeys, receiver: { url: string, count: () => Promise<number>, pid: number } | undefined): Promise<PhaseResult> {
   const label = `${shardCount} shard${shardCount === 1 ? '' : 's'}`
   const ownStoppers: Array<() => Promise<unknown>> = []
-  const own = (s: () => Promise<unknown>): void => { ownStoppers.push(s); stoppers.push(s) }
+  const own = (stop: () => Promise<unknown>): void => {
+    const s = once(stop)
+    ownStoppers.push(s)
+    stoppers.push(s)
+  }
   const stopOwn = async (): Promise<void> => {
     for (let s = ownStoppers.pop(); s !== undefined; s = ownStoppers.pop()) {
       const at = stoppers.indexOf(s)
@@ -392,8 +401,12 @@ function table (phases: PhaseResult[], efficiency: number): string {
   return s
 }
 
+/** set on SIGINT/SIGTERM: what fails from then on is the stopping, not the run */
+let stopping = false
+
 async function main (): Promise<number> {
   const onSignal = (signal: NodeJS.Signals): void => {
+    stopping = true
     process.stderr.write(`bench:scale: ${signal}, stopping everything it started\n`)
     void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
   }
@@ -416,14 +429,14 @@ async function main (): Promise<number> {
     let receiver: { url: string, count: () => Promise<number>, pid: number } | undefined
     if (withEvents) {
       const rc = ipcChild(join(REPO_ROOT, '.bench-build/bench/lib/scale-receiver.js'), { PATH: process.env.PATH }, core.receiver())
-      stoppers.push(rc.stop)
+      stoppers.push(once(rc.stop))
       const { port } = await rc.next(10_000) as { port: number }
       receiver = { url: `http://127.0.0.1:${port}/hooks`, pid: rc.proc.pid ?? 0, count: async () => { rc.proc.send('count'); return await rc.next(5000) as number } }
     }
     phases = [await phase(1, keys, receiver)]
     if (shards > 1) phases.push(await phase(shards, keys, receiver))
   } catch (err) {
-    process.stderr.write(`bench:scale: ${(err as Error).stack ?? String(err)}\n`)
+    if (!stopping) process.stderr.write(`bench:scale: ${(err as Error).stack ?? String(err)}\n`)
     return 2
   } finally {
     await stopAll()

@@ -64,12 +64,15 @@ async function closedLoop (seconds: number): Promise<LoadResult> {
   return r
 }
 
+/** the parent may be gone (stopped by a signal) by the time a message is sent: then there is no one to tell */
+const tell = (m: unknown): void => { process.send?.(m, undefined, {}, () => {}) }
+
 process.on('message', (m: { seconds: number }) => {
-  closedLoop(m.seconds).then((r) => { process.send?.(r) }, (err: unknown) => {
+  closedLoop(m.seconds).then(tell, (err: unknown) => {
     process.stderr.write(`scale-load: ${String(err)}\n`)
     process.exit(1)
   })
 })
 // the parent gone (ended or killed): nothing left to measure for
 process.on('disconnect', () => { void pool.destroy().finally(() => process.exit(0)) })
-process.send?.({ ready: true })
+tell({ ready: true })

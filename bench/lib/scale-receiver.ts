@@ -5,6 +5,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 let received = 0
+/** the parent may be gone (stopped by a signal) by the time a message is sent: then there is no one to tell */
+const tell = (m: unknown): void => { process.send?.(m, undefined, {}, () => {}) }
 const server = createServer((req, res) => {
   req.resume()
   req.on('end', () => {
@@ -12,8 +14,8 @@ const server = createServer((req, res) => {
     res.writeHead(204).end()
   })
 })
-server.listen(0, '127.0.0.1', () => { process.send?.({ port: (server.address() as AddressInfo).port }) })
-process.on('message', () => { process.send?.(received) })
+server.listen(0, '127.0.0.1', () => { tell({ port: (server.address() as AddressInfo).port }) })
+process.on('message', () => { tell(received) })
 process.on('disconnect', () => {
   server.closeAllConnections()
   server.close(() => process.exit(0))
