@@ -28,6 +28,8 @@ import type { LoadConfig, LoadResult } from './lib/scale-load.js'
 const BUDGET_PER_PHASE_S = 150
 /** how long the seeding's events may take to be delivered before the runs start anyway */
 const SEED_DRAIN_MS = 30_000
+/** a master busy this share of a core or more is saturated (Redis runs commands on one thread) */
+const SATURATED_BUSY = 0.9
 /** a load process that does not answer within its run and this much more has failed */
 const LOAD_GRACE_MS = 15_000
 
@@ -385,6 +387,11 @@ function table (phases: PhaseResult[], efficiency: number): string {
   }
   const last = phases[phases.length - 1] as PhaseResult
   s += `\nper-shard efficiency: throughput(${last.shards}) / (${last.shards} × throughput(1)) = ${Number.isFinite(efficiency) ? efficiency.toFixed(2) : '-'}\n`
+  const baselineBusy = (phases[0] as PhaseResult).shardFigures[0]?.busy ?? Number.NaN
+  if (!(baselineBusy >= SATURATED_BUSY)) {
+    s += `(the one shard was busy ${pct(baselineBusy)} of a core, not saturated: the efficiency is not against a saturated shard; ` +
+      'give it more load, --instances or --connections, or a machine with a core for each process)\n'
+  }
   for (const p of phases) {
     s += `\n${p.shards} shard${p.shards === 1 ? '' : 's'}, each process (CPU user + system over the measured rounds):\n`
     const at = (c: number | null): string => c === null ? '' : ` core ${c}`
