@@ -36,7 +36,16 @@ t.test('bench:scale runs one shard, then two, every decision answered 00, and le
   const args = ['--shards', '2', '--instances', '2', '--duration', '2', '--rounds', '1', '--warmup', '1', '--urns', '100',
     // few connections: a machine shared with other work must not push a decision past its deadline (a 05)
     '--connections', '2', '--log-level', 'warn', '--events', '--json']
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench/scale.ts'), ...args], { cwd: root, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 })
+  let stdout: string
+  try {
+    ({ stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench/scale.ts'), ...args], { cwd: root, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 }))
+  } catch (err) {
+    // exit 1 (answers other than 00) still prints its document; show what went wrong either way
+    const e = err as { code?: number, stdout?: string, stderr?: string }
+    t.fail(`bench:scale exited with ${String(e.code)}`, { stderr: e.stderr?.slice(-4000) })
+    if (e.code !== 1 || e.stdout === undefined) return
+    stdout = e.stdout
+  }
   const out = JSON.parse(stdout) as { shards: number, instances: number, pinned: boolean, phases: Phase[], efficiency: number, allAnswered00: boolean, pids: number[] }
   t.equal(out.allAnswered00, true)
   t.same(out.phases.map((p) => p.shards), [1, 2], 'the one-shard baseline first, then the shards asked for')
