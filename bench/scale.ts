@@ -94,6 +94,11 @@ const core = {
 }
 const wrap = (c: number): string[] | undefined => pin ? ['taskset', '-c', String(c)] : undefined
 
+/** taken from this environment by every instance, as `npm run load -- --spawn` does (0: no shedding, for a
+ * run that counts answers on a busy machine) */
+const passed = Object.fromEntries((['DECISION_DEADLINE_MS', 'SHED_EVENT_LOOP_DELAY_MS'] as const)
+  .flatMap((name) => process.env[name] !== undefined ? [[name, process.env[name] as string]] : []))
+
 /** every process this run started, so a caller can check that none outlived it */
 const pids: number[] = []
 /** what to stop on the way out, latest first; each runs once (see once) */
@@ -219,6 +224,7 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: { url: s
     own(cluster.stop)
     const prefix = `extauth-scale:${randomBytes(4).toString('hex')}:`
     const env: Record<string, string> = {
+      ...passed,
       REDIS_CLUSTER_NODES: cluster.seeds,
       REDIS_KEY_PREFIX: prefix,
       ...(receiver !== undefined ? { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}` } : {})

@@ -34,11 +34,12 @@ const alive = (pid: number): boolean => {
 
 t.test('bench:scale runs one shard, then two, every decision answered 00, and leaves no process behind', async (t) => {
   const args = ['--shards', '2', '--instances', '2', '--duration', '2', '--rounds', '1', '--warmup', '1', '--urns', '100',
-    // few connections: a machine shared with other work must not push a decision past its deadline (a 05)
+    // few connections, and no shedding on event-loop delay (below): a machine shared with other work must not
+    // turn a planned 00 into a 05
     '--connections', '2', '--log-level', 'warn', '--events', '--json']
   let stdout: string
   try {
-    ({ stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench/scale.ts'), ...args], { cwd: root, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 }))
+    ({ stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench/scale.ts'), ...args], { cwd: root, env: { ...process.env, SHED_EVENT_LOOP_DELAY_MS: '0' }, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 }))
   } catch (err) {
     // exit 1 (answers other than 00) still prints its document; show what went wrong either way
     const e = err as { code?: number, stdout?: string, stderr?: string }
