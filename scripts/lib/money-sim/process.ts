@@ -21,6 +21,7 @@ import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
 import { settlementFor } from '../../../src/settlement/for-store.js'
 import { lifecycleFailedHook } from '../../../src/settlement/lifecycle-failed.js'
+import { queueStandInNegativeBalance } from '../../../src/settlement/standin-exception.js'
 import type { NewException } from '../../../src/settlement/types.js'
 import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
 import { Registry } from 'prom-client'
@@ -71,6 +72,17 @@ export class SimProcess {
       clearTimeout: (handle) => { (handle as { cancelled: boolean }).cancelled = true }
     }
     this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
+    // the settlement's exception queue as services.ts hands it to the moves and the stand-in, its step a queued
+    // call with a record write's faults
+    const settlement = settlementFor(sim.store)
+    const store = this.store
+    const queue = new Proxy(settlement, {
+      get (target, prop, receiver) {
+        if (prop === 'openException') return async (x: NewException) => await store.settlementStep('openException', x, async () => await target.openException(x))
+        const v = Reflect.get(target, prop, receiver) as unknown
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      }
+    })
     const standInBooks = sim.standIn
     if (standInDir !== null && standInBooks !== null) {
       this.journal = new ScheduledJournal(sim, this, journalOf(standInDir, id))
@@ -83,7 +95,8 @@ export class SimProcess {
         clock: sim.clock.now,
         // the replay's own timer never fires in a run: the simulation drives the replay (engine.ts)
         replayEveryMs: 2 ** 31 - 1,
-        onNegativeBalance: () => { standInBooks.figures.negative++ }
+        onNegativeBalance: () => { standInBooks.figures.negative++ },
+        queueNegativeBalance: queueStandInNegativeBalance(queue)
       })
     } else {
       this.journal = null
@@ -95,17 +108,6 @@ export class SimProcess {
       // holds that the run expires (engine.ts): what they hold is checked against the model (checkCustomer)
       ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + SIM_HOLD_EXPIRY_MS } : {})
     }
-    // a record left FAILED for an operator is queued as services.ts queues it, the exception's step a queued
-    // call with a record write's faults
-    const settlement = settlementFor(sim.store)
-    const store = this.store
-    const queue = new Proxy(settlement, {
-      get (target, prop, receiver) {
-        if (prop === 'openException') return async (x: NewException) => await store.settlementStep('openException', x, async () => await target.openException(x))
-        const v = Reflect.get(target, prop, receiver) as unknown
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
-      }
-    })
     const onFailed = lifecycleFailedHook(queue, silent)
     this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now, undefined, onFailed)
     const prepaid = fakePrepaid(sim, this, books)
