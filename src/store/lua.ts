@@ -123,14 +123,20 @@ local function keyPart (v) return (string.gsub(string.gsub(v, '%%', '%%25'), ':'
 -- Settlement (src/settlement/): an approval in holds mode is an open hold, a member '<decision key tail>:<last4>'
 -- of the bucket's hold index '<stream>:h' scored by its expiry. A release of what it holds (a reversal, a
 -- deadline compensation) also takes it off the customer's 'held'; once nothing is left it leaves the index.
--- '<stream>:ha' keeps what each open hold holds, so that expiry releases it even when its decision is gone.
+-- '<stream>:ha' keeps what each open hold holds, so that expiry releases it even when its decision is gone,
+-- and under '<member>:d' (no member has a third ':') the decidedAtMs of the decision whose hold it is: the
+-- member's decision key may hold another decision by the time it expires (its own forgotten, the reference
+-- decided anew on another card, or a deadline's tombstone), and that one's hold it is not.
+local function holdForget (stream, member)
+  redis.call('ZREM', stream .. ':h', member)
+  redis.call('HDEL', stream .. ':ha', member, member .. ':d')
+end
 local function holdRelease (stream, dkey, ckey, last4, amt, left)
   local member = string.match(dkey, '}:d:(.*)$') .. ':' .. keyPart(last4)
   if not redis.call('ZSCORE', stream .. ':h', member) then return end
   if amt > 0 then redis.call('HINCRBY', ckey, 'held', -amt) end
   if left <= 0 then
-    redis.call('ZREM', stream .. ':h', member)
-    redis.call('HDEL', stream .. ':ha', member)
+    holdForget(stream, member)
   else
     redis.call('HSET', stream .. ':ha', member, string.format('%d', left))
   end
@@ -754,8 +760,7 @@ if redis.call('ZSCORE', KEYS[4] .. ':h', holdMember) then
       held = redis.call('HGET', KEYS[1], 'held') or '0'
     })
   end
-  redis.call('ZREM', KEYS[4] .. ':h', holdMember)
-  redis.call('HDEL', KEYS[4] .. ':ha', holdMember)
+  holdForget(KEYS[4], holdMember)
 end
 
 local held = 0
@@ -770,7 +775,7 @@ if commit then
     -- holds mode: the approval is a hold that clearing posts or expiry releases (src/settlement/)
     redis.call('HINCRBY', KEYS[1], 'held', debit)
     redis.call('ZADD', KEYS[4] .. ':h', ARGV[20], holdMember)
-    redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4])
+    redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4], holdMember .. ':d', fmt(storeNow))
   end
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do
