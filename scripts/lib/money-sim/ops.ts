@@ -109,7 +109,11 @@ export const OPS: OpSpec[] = [
     run: async (env) => {
       const r = recentAuth(env)
       if (r === null) return
-      const body = { ...r.body, transactionAmount: String(Number(r.body.transactionAmount) + 1) }
+      // another amount, or the same reference on another card: a conflict while its decision is kept, a new
+      // decision once it is forgotten (whose hold must not be taken for the old one's)
+      const body = env.sim.rnd() < 0.5
+        ? { ...r.body, transactionAmount: String(Number(r.body.transactionAmount) + 1) }
+        : { ...r.body, last4Digits: r.body.last4Digits === '1111' ? '2222' : '1111' }
       await platformSend(env, body, authOf(body, env.sim.clock.now()))
     }
   },
