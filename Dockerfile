@@ -9,6 +9,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# the build's second step copies src/'s Lua files into dist/ (tsc emits only what it compiles)
+COPY scripts/copy-lua.ts ./scripts/
 RUN npm run build
 
 # A separate stage so the runtime layer holds no compiler, test runner or other dev dependency.

@@ -58,6 +58,12 @@ if (runtime !== undefined) {
     const runs = build.steps.filter((s) => s.keyword === 'RUN').map((s) => s.raw)
     expect(runs.some((r) => /\bnpm ci\b/.test(r)), `Dockerfile: build stage "${build.name ?? ''}" does not run npm ci`)
     expect(runs.some((r) => /\bnpm run build\b/.test(r)), `Dockerfile: build stage "${build.name ?? ''}" does not run npm run build`)
+    // a script `npm run build` runs (the Lua copy step) must be in the stage when it runs
+    const buildScript = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.build ?? ''
+    const copied = build.steps.filter((s) => s.keyword === 'COPY' && s.from === null).flatMap((s) => s.args.slice(0, -1))
+    for (const needed of buildScript.match(/\bscripts\/\S+\.ts\b/g) ?? []) {
+      expect(copied.includes(needed), `Dockerfile: npm run build runs ${needed}, which build stage "${build.name ?? ''}" does not copy`)
+    }
   }
 
   // node_modules: installed here with --omit=dev, or copied from a stage that did exactly that
@@ -124,7 +130,8 @@ if (runtime !== undefined) {
     if (st.keyword !== 'COPY' || st.from !== null) continue
     for (const src of st.args.slice(0, -1)) {
       expect(existsSync(join(root, src)), `Dockerfile:${st.line}: COPY source ${src} does not exist`)
-      expect(!ignore.some((pat) => pat === src || pat === `${src}/`), `Dockerfile:${st.line}: COPY source ${src} is excluded by .dockerignore`)
+      const excluded = ignore.some((pat) => pat === src || pat === `${src}/` || src.startsWith(`${pat.replace(/\/$/, '')}/`))
+      expect(!excluded || ignore.includes(`!${src}`), `Dockerfile:${st.line}: COPY source ${src} is excluded by .dockerignore`)
     }
   }
 }

@@ -297,6 +297,18 @@ function report (s: Scenario, o: Options, runs: { warmup: Result, measured: Resu
   return pass
 }
 
+/** The settings a spawned extauth takes from this environment (the rest are the spawn's own). */
+const SPAWN_PASSED = ['DECISION_DEADLINE_MS', 'SHED_EVENT_LOOP_DELAY_MS'] as const
+
+function spawnEnv (env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const name of SPAWN_PASSED) {
+    const value = env[name]
+    if (value !== undefined) out[name] = value
+  }
+  return out
+}
+
 async function main (): Promise<number> {
   let o: Options | null
   try {
@@ -324,7 +336,7 @@ async function main (): Promise<number> {
       const redisUrl = process.env.REDIS_URL
       spawned = await spawnExtauth({
         ...(redisUrl !== undefined && redisUrl !== '' ? { redisUrl, redisPrefix: `extauth-load:${scenario.runId}:` } : {}),
-        ...(process.env.DECISION_DEADLINE_MS !== undefined ? { env: { DECISION_DEADLINE_MS: process.env.DECISION_DEADLINE_MS } } : {})
+        env: spawnEnv(process.env)
       })
       target = { ...spawned, label: `${spawned.baseUrl} (spawned, ${spawned.redis !== undefined ? `Redis ${spawned.redis.url} prefix ${spawned.redis.prefix}` : 'embedded store'}; log ${spawned.child.logFile})` }
     } else {

@@ -151,7 +151,15 @@ t.test('the defaults of README "Configuration"', async t => {
 
 interface Exit { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
 
-/** Runs the real server with `env` (and no other variables but PATH); killed after 15 s at most. */
+/** Children still running when the file ends (a server that wrongly started): stopped at teardown. */
+const running = new Set<ReturnType<typeof spawn>>()
+t.teardown(() => { for (const child of running) child.kill('SIGKILL') })
+
+/**
+ * Runs the real server with `env` (and no other variables but PATH) until it exits. No clock decides: a server
+ * that wrongly starts says so on stdout ("extauth listening"/"extauth ready") and is stopped then, so the test
+ * reads its signal; one that hangs without a word fails on tap's timeout for the file.
+ */
 async function runServer (env: Record<string, string>): Promise<Exit> {
   const [port, adminPort] = [await freePort(), await freePort()]
   return await new Promise((resolve, reject) => {
@@ -161,14 +169,17 @@ async function runServer (env: Record<string, string>): Promise<Exit> {
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), RULES_WATCH: 'false', ...env },
       stdio: ['ignore', 'pipe', 'pipe']
     })
+    running.add(child)
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString()
+      if (/"extauth (listening|ready)/.test(stdout)) child.kill('SIGKILL')
+    })
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
-    const timer = setTimeout(() => { child.kill('SIGKILL') }, 15_000)
     child.on('error', reject)
     child.on('close', (code, signal) => {
-      clearTimeout(timer)
+      running.delete(child)
       resolve({ code, signal, stdout, stderr })
     })
   })

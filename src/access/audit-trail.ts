@@ -1,6 +1,6 @@
 // Reading the audit trail (GET /admin/v1/audit): newest first over every bucket, by time and key id, with a
 // stable cursor, the way the decision journal is searched (src/store/time-index.ts). Each Redis bucket keeps
-// its records in a sorted set written by the admin scripts (AUDIT in src/store/lua.ts).
+// its records in a sorted set written by the admin scripts (src/store/lua/includes/audit.lua).
 import type { Redis, Cluster } from 'ioredis'
 import type { AuditRecord } from '../domain/audit.js'
 import { BUCKETS, Keys, bucketOf } from '../store/keys.js'

@@ -43,10 +43,7 @@ export class Keyring {
     return this.findDigest(sha256(presented))
   }
 
-  /**
-   * The key whose SHA-256 is `digest`, or null (the console's session keeps the digest, never the key, and
-   * asks again on every request: a key taken out of the file, or its scopes changed, counts at once).
-   */
+  /** The key whose SHA-256 is `digest`, or null. */
   findDigest (digest: Buffer): KeyHolder | null {
     let found: AdminKey | null = null
     for (const k of this.keys) {
@@ -56,14 +53,22 @@ export class Keyring {
   }
 
   /**
-   * The key a client certificate's SHA-256 fingerprint is mapped to, with the key's SHA-256 (what a console
-   * session keeps), or null. A fingerprint is public (the certificate is shown in every handshake): a plain
+   * The key of this id, or null. The console's session keeps a key's id and scopes, never the key, and asks
+   * again on every request: a key taken out of the file, or a scope taken from it, counts at once.
+   */
+  findId (id: string): KeyHolder | null {
+    const found = this.keys.find((k) => k.id === id)
+    return found === undefined ? null : { id: found.id, scopes: found.scopes }
+  }
+
+  /**
+   * The key a client certificate's SHA-256 fingerprint is mapped to, or null. A fingerprint is public (the certificate is shown in every handshake): a plain
    * comparison is enough.
    */
-  findCertificate (fingerprint: string): (KeyHolder & { digest: Buffer }) | null {
+  findCertificate (fingerprint: string): KeyHolder | null {
     const fp = fingerprint.toUpperCase()
     const found = this.keys.find((k) => k.certFingerprint !== undefined && k.certFingerprint === fp)
-    return found === undefined ? null : { id: found.id, scopes: found.scopes, digest: found.sha256 }
+    return found === undefined ? null : { id: found.id, scopes: found.scopes }
   }
 
   /** Reads ADMIN_KEYS_FILE again; a bad file keeps the keys in use (and says why). */

@@ -15,8 +15,6 @@ export function peerFingerprint (request: FastifyRequest): string | null {
 
 export interface CertificateKey extends KeyHolder {
   fingerprint: string
-  /** hex SHA-256 of the key: what a key sign-in's session keeps */
-  digestHex: string
 }
 
 /** The key this request's client certificate is mapped to, or null (no mTLS, no certificate, no mapping). */
@@ -25,5 +23,5 @@ export function certificateKey (request: FastifyRequest, keys: Keyring, clientCe
   const fingerprint = peerFingerprint(request)
   if (fingerprint === null) return null
   const found = keys.findCertificate(fingerprint)
-  return found === null ? null : { id: found.id, scopes: found.scopes, fingerprint, digestHex: found.digest.toString('hex') }
+  return found === null ? null : { id: found.id, scopes: found.scopes, fingerprint }
 }

@@ -1,5 +1,5 @@
-// The card-lifecycle records (loads, transfers, unloads) an audit record names, with each record's status now:
-// the calls are audited with their references, and the records are kept by reference.
+// The card-lifecycle records (loads, transfers, unloads) of a customer, from the store's index of them, and
+// those an audit record names (the Queues page's failed calls), with each record's status now.
 import type { AuditRecord } from '../domain/audit.js'
 import type { LifecycleKind } from '../store/types.js'
 import type { ConsoleOptions } from './deps.js'
@@ -42,4 +42,38 @@ export async function lifecycleRows (opts: ConsoleOptions, audit: AuditRecord[])
     })
   }
   return rows
+}
+
+/** how many of a customer's lifecycle records its page shows */
+export const CUSTOMER_LIFECYCLE_MAX = 50
+
+export interface CustomerLifecycleRow { kind: LifecycleKind, id: string, status: string, amount: string, side: string, at: string }
+
+/**
+ * A customer's lifecycle records, newest first, from the store's index (both sides of a transfer), with what
+ * the customer's audit names that the index does not (records saved before there was one).
+ */
+export async function customerLifecycleRows (opts: ConsoleOptions, urn: string, audit: AuditRecord[]): Promise<CustomerLifecycleRow[]> {
+  const refs = await opts.store.listLifecycle(urn, CUSTOMER_LIFECYCLE_MAX)
+  const seen = new Set(refs.map((r) => `${r.kind}:${r.id}`))
+  const older: Array<{ kind: LifecycleKind, id: string, atMs: number }> = []
+  for (const rec of audit) {
+    const l = lifecycleOf(rec)
+    if (l === null || seen.has(`${l.kind}:${l.id}`)) continue
+    seen.add(`${l.kind}:${l.id}`)
+    older.push({ ...l, atMs: rec.atMs })
+  }
+  const all = [...refs, ...older].sort((a, b) => b.atMs - a.atMs).slice(0, CUSTOMER_LIFECYCLE_MAX)
+  return await Promise.all(all.map(async (r) => {
+    const stored = await opts.store.getLifecycle<Record<string, unknown>>(r.kind, r.id)
+    const side = stored?.fromUrn === urn ? `to ${String(stored.toUrn)}` : stored?.toUrn === urn ? `from ${String(stored.fromUrn)}` : ''
+    return {
+      kind: r.kind,
+      id: r.id,
+      status: typeof stored?.status === 'string' ? stored.status : stored === null ? 'no longer kept' : '-',
+      amount: typeof stored?.amount === 'string' ? stored.amount : '',
+      side,
+      at: new Date(r.atMs).toISOString()
+    }
+  }))
 }

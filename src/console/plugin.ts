@@ -1,9 +1,11 @@
 // The operator console (docs/operations/console.md, contract §15): server-rendered pages under /admin/console
-// on the admin listener. A person signs in with an admin key; the session (in this process's memory, behind
-// an HttpOnly SameSite=Strict cookie, Secure under TLS) keeps the key's SHA-256, never the key, and ends after
-// CONSOLE_IDLE_TIMEOUT_MS without a request or on sign-out. Every page and action checks the key's scope on
-// the server, every form carries a CSRF token, and a Content-Security-Policy allows no inline script.
-import { createHash, randomBytes } from 'node:crypto'
+// on the admin listener. A person signs in with an admin key; the session (in the store: Redis, where every
+// instance sees it, or this process's memory with the embedded store; behind an HttpOnly SameSite=Strict
+// cookie, Secure under TLS) keeps the key's id and scopes, never the key, and ends after
+// CONSOLE_IDLE_TIMEOUT_MS without a request or on sign-out. Sign-ins, refused sign-ins and sign-outs are in
+// the audit trail. Every page and action checks the key's scope on the server, every form carries a CSRF
+// token, and a Content-Security-Policy allows no inline script.
+import { randomBytes } from 'node:crypto'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import fastifyCookie from '@fastify/cookie'
 import fastifySession from '@fastify/session'
@@ -11,9 +13,11 @@ import fastifyCsrf from '@fastify/csrf-protection'
 import fastifyHelmet from '@fastify/helmet'
 import fastifyFormbody from '@fastify/formbody'
 import fastifyMultipart from '@fastify/multipart'
-import { auditAfterChange } from '../http/admin-auth.js'
+import { auditAfterChange, auditContext } from '../http/admin-auth.js'
+import type { KeyHolder } from '../access/keyring.js'
+import { isScope, type Scope } from '../access/scopes.js'
 import { BASE, page, type Flash, type Viewer } from './html.js'
-import { ConsoleSessionStore } from './session-store.js'
+import { sessionStoreFor } from './session-store.js'
 import { sendHtml } from './respond.js'
 import { REPORT_BYTES_MAX, SESSIONS_MAX } from './limits.js'
 import { STYLE } from './style.js'
@@ -29,8 +33,10 @@ import { backtestPages } from './pages/backtest.js'
 
 declare module 'fastify' {
   interface Session {
-    /** hex SHA-256 of the admin key signed in with */
-    keyDigest?: string
+    /** the id of the admin key signed in with (never the key) */
+    keyId?: string
+    /** that key's scopes at sign-in: the session never has more, and loses at once what the key loses */
+    scopes?: string[]
     /** set when signed in with a client certificate: its SHA-256 fingerprint (nothing else of it) */
     certFingerprint?: string
     /** a message for the next page shown (after an action's redirect) */
@@ -53,11 +59,28 @@ export function safeNext (v: unknown): string {
   return typeof v === 'string' && v.startsWith(`${BASE}/`) && !/[\\\s]/.test(v) && !v.startsWith(`${BASE}//`) ? v : `${BASE}/decisions`
 }
 
-const sha256Hex = (s: string): string => createHash('sha256').update(s).digest('hex')
+/** the key id of a refused sign-in's audit record: no key's (an id has no space), and nothing of what was typed */
+export const UNKNOWN_KEY_ID = 'unknown key'
+
+/**
+ * The cookie's signature when sessions are shared: every instance must verify every other's cookie. It is
+ * not what keeps a session: the id is 24 random bytes, and the store knows it only by its SHA-256.
+ */
+const SHARED_COOKIE_SECRET = 'extauth console: the session id is the secret, not this signature'
+
+/** The session's key as it stands now: null when the key is gone; its scopes those it had at sign-in and still has. */
+function sessionHolder (opts: ConsoleOptions, keyId: unknown, scopes: unknown): KeyHolder | null {
+  if (typeof keyId !== 'string' || !Array.isArray(scopes)) return null
+  const now = opts.keys.findId(keyId)
+  if (now === null) return null
+  const kept = new Set<Scope>(scopes.filter((s): s is Scope => isScope(s) && now.scopes.has(s)))
+  return { id: now.id, scopes: kept }
+}
 
 export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions): Promise<void> {
   const clock = opts.clock ?? Date.now
-  const sessions = new ConsoleSessionStore(opts.idleTimeoutMs, opts.sessionsMax ?? SESSIONS_MAX, clock)
+  const sessions = sessionStoreFor(opts.store, opts.idleTimeoutMs, opts.sessionsMax ?? SESSIONS_MAX, clock)
+  const shared = opts.store.kind === 'redis'
   // pages, not API: left out of the admin API's OpenAPI document
   app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } })
 
@@ -82,8 +105,8 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
   })
   await app.register(fastifyCookie)
   await app.register(fastifySession, {
-    // sessions live in this process only: a secret of its own each start is enough
-    secret: randomBytes(32).toString('hex'),
+    // in this process only: a secret of its own each start is enough; shared: one every instance knows
+    secret: shared ? SHARED_COOKIE_SECRET : randomBytes(32).toString('hex'),
     cookieName: COOKIE_NAME,
     store: sessions,
     saveUninitialized: false,
@@ -103,14 +126,13 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
   // someone not signed in is refused before it is taken in)
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config.consolePublic === true) return
-    const digest = request.session.get('keyDigest')
-    let holder = typeof digest === 'string' && /^[0-9a-f]{64}$/.test(digest) ? opts.keys.findDigest(Buffer.from(digest, 'hex')) : null
+    let holder = sessionHolder(opts, request.session.get('keyId'), request.session.get('scopes'))
     const fingerprint = request.session.get('certFingerprint')
     if (holder !== null && typeof fingerprint === 'string') {
       // a certificate's session lasts while that certificate is still the one presented and is still mapped
       // to that key (SIGHUP may have taken the mapping or the key away)
       const mapped = peerFingerprint(request) === fingerprint ? opts.keys.findCertificate(fingerprint) : null
-      if (mapped === null || mapped.digest.toString('hex') !== digest) holder = null
+      if (mapped === null || mapped.id !== holder.id) holder = null
     }
     if (holder === null) {
       const ended = request.cookies[COOKIE_NAME] !== undefined
@@ -168,6 +190,21 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
     return mapped === null ? { keyId: null } : { keyId: mapped.id }
   }
 
+  const signIn = (request: FastifyRequest, holder: KeyHolder): void => {
+    request.session.set('keyId', holder.id)
+    request.session.set('scopes', [...holder.scopes].sort())
+  }
+  /**
+   * A sign-in's audit record: the key's id, how, and the outcome. A refused one names no key and keeps nothing
+   * of what was typed (not even a hash of it): its record says only that a sign-in was refused, and when.
+   */
+  const auditSignIn = async (request: FastifyRequest, holder: KeyHolder | null, via: 'key' | 'certificate', outcome: 'done' | 'refused'): Promise<void> => {
+    request.adminKey = holder ?? { id: UNKNOWN_KEY_ID, scopes: new Set() }
+    const ctx = { ...auditContext(request), target: { via } }
+    await auditAfterChange(opts.store, request, { outcome, before: null, after: outcome === 'done' ? { signedIn: true } : null }, ctx)
+    if (holder === null) delete request.adminKey
+  }
+
   app.get<{ Querystring: { next?: string, ended?: string, out?: string } }>('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
     const q = request.query
     const note: Flash | null = q.ended === '1'
@@ -183,13 +220,15 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
     const next = safeNext(request.body.next)
     if (holder === null) {
       request.log.warn({ ip: request.ip }, 'console sign-in refused: unknown key')
+      await auditSignIn(request, null, 'key', 'refused')
       return sendHtml(reply, page({ title: 'Sign in', section: 'sign-in', viewer: null, flash: { kind: 'error', text: 'That key is not known. Nothing was signed in.' } },
         SignInPage({ csrf: reply.generateCsrf(), next, idleMinutes: Math.round(opts.idleTimeoutMs / 60000), certificate: certificateOffer(request) })), 401)
     }
     // a new session id at sign-in: one set before (by someone else) is worth nothing
     await request.session.regenerate()
-    request.session.set('keyDigest', sha256Hex(key))
+    signIn(request, holder)
     request.log.info({ keyId: holder.id, ip: request.ip }, 'console sign-in')
+    await auditSignIn(request, holder, 'key', 'done')
     return await reply.redirect(next, 303)
   })
 
@@ -198,13 +237,15 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
     const next = safeNext(request.body.next)
     if (mapped === null) {
       request.log.warn({ ip: request.ip }, 'console sign-in refused: no client certificate mapped to a key')
+      await auditSignIn(request, null, 'certificate', 'refused')
       return sendHtml(reply, page({ title: 'Sign in', section: 'sign-in', viewer: null, flash: { kind: 'error', text: 'This connection has no client certificate mapped to a key. Nothing was signed in.' } },
         SignInPage({ csrf: reply.generateCsrf(), next, idleMinutes: Math.round(opts.idleTimeoutMs / 60000), certificate: certificateOffer(request) })), 401)
     }
     await request.session.regenerate()
-    request.session.set('keyDigest', mapped.digestHex)
+    signIn(request, mapped)
     request.session.set('certFingerprint', mapped.fingerprint)
     request.log.info({ keyId: mapped.id, ip: request.ip, certFingerprint: mapped.fingerprint }, 'console sign-in')
+    await auditSignIn(request, mapped, 'certificate', 'done')
     return await reply.redirect(next, 303)
   })
 
@@ -212,6 +253,7 @@ export async function consolePlugin (app: FastifyInstance, opts: ConsoleOptions)
   app.post('/sign-out', async (request, reply) => {
     request.log.info({ keyId: request.adminKey?.id }, 'console sign-out')
     await request.session.destroy()
+    await auditAfterChange(opts.store, request, { outcome: 'done', before: { signedIn: true }, after: { signedIn: false } })
     reply.clearCookie(COOKIE_NAME, { path: BASE })
     return await reply.redirect(`${BASE}/sign-in?out=1`, 303)
   })

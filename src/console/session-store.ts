@@ -1,9 +1,12 @@
-// The console's sessions, kept in this process's memory (a signed-in person stays on one instance: behind a
-// load balancer, sticky sessions or one admin instance). Bounded: a session unused for the idle timeout is
+// The console's sessions in this process's memory, for the embedded store (one instance: the store itself lives
+// in this process; on Redis the sessions are there, redis-session-store.ts). Bounded: a session unused for the idle timeout is
 // gone, and past `sessionsMax` the least recently used goes first, sessions not signed in (a sign-in page's
 // form token) before signed-in ones: loading the sign-in page many times cannot push a signed-in person out.
 import type { SessionStore } from '@fastify/session'
 import type { Session } from 'fastify'
+import { RedisStore } from '../store/redis.js'
+import type { Store } from '../store/types.js'
+import { RedisSessionStore } from './redis-session-store.js'
 
 type Callback = (err?: unknown) => void
 type CallbackSession = (err: unknown, result?: Session | null) => void
@@ -29,7 +32,7 @@ export class ConsoleSessionStore implements SessionStore {
     }
     for (const [k, v] of this.sessions) {
       if (this.sessions.size <= this.sessionsMax) break
-      if (v.session.keyDigest === undefined) this.sessions.delete(k)
+      if (v.session.keyId === undefined) this.sessions.delete(k)
     }
     for (const [k] of this.sessions) {
       if (this.sessions.size <= this.sessionsMax) break
@@ -55,4 +58,10 @@ export class ConsoleSessionStore implements SessionStore {
     this.sessions.delete(id)
     callback()
   }
+}
+
+/** The sessions where the store is: Redis (every instance sees them), else this process's memory. */
+export function sessionStoreFor (store: Store, idleMs: number, sessionsMax: number, clock: () => number): SessionStore {
+  if (store instanceof RedisStore) return new RedisSessionStore(store.client, store.keys.prefix, idleMs, sessionsMax, clock)
+  return new ConsoleSessionStore(idleMs, sessionsMax, clock)
 }

@@ -1,9 +1,9 @@
 // Where pending deadline compensations outlive the process. A compensation is written here before it is sent
 // to the store and marked done once the store took it, so a process killed in between leaves it to the next
 // start (README "Money"). Written with a plain write (no fsync): it survives the process, not the host.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
-import { createHash } from 'node:crypto'
+import { appendFileSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { processAlive, readJournalLines, storeTag } from '../process-journal-file.js'
 import type { AbandonInput } from '../store/types.js'
 
 export interface CompensationJournal {
@@ -38,15 +38,6 @@ export class MemoryCompensationJournal implements CompensationJournal {
   pending (): Array<{ id: string, input: AbandonInput }> { return replay(this.lines) }
 }
 
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /**
  * One NDJSON file per process and store (`compensations-<store>-<pid>.ndjson` in `dir`), emptied whenever
  * nothing is pending. At start it adopts the files of processes of the same store that are gone: several
@@ -58,13 +49,13 @@ export class FileCompensationJournal implements CompensationJournal {
 
   constructor (dir: string, storeIdentity: string, pid = process.pid) {
     mkdirSync(dir, { recursive: true })
-    const store = createHash('sha256').update(storeIdentity).digest('hex').slice(0, 12)
+    const store = storeTag(storeIdentity)
     this.path = join(dir, `compensations-${store}-${pid}.ndjson`)
     const own = this.pending()
     this.open = own.length
     for (const name of readdirSync(dir)) {
       const m = new RegExp(`^compensations-${store}-(\\d+)\\.ndjson$`).exec(name)
-      if (m === null || Number(m[1]) === pid || alive(Number(m[1]))) continue
+      if (m === null || Number(m[1]) === pid || processAlive(Number(m[1]))) continue
       const other = join(dir, name)
       for (const { id, input } of readLines(other)) if (!own.some((o) => o.id === id)) this.add(id, input)
       unlinkSync(other)
@@ -87,22 +78,7 @@ export class FileCompensationJournal implements CompensationJournal {
   }
 }
 
+/** What a file holds pending (a line cut short by a kill: its compensation was never sent, add returns before sending). */
 function readLines (path: string): Array<{ id: string, input: AbandonInput }> {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
-  const lines: Line[] = []
-  for (const raw of text.split('\n')) {
-    if (raw.trim() === '') continue
-    try {
-      lines.push(JSON.parse(raw) as Line)
-    } catch {
-      // a line cut short by a kill mid-write: its compensation was never sent (add returns before sending)
-    }
-  }
-  return replay(lines)
+  return replay(readJournalLines<Line>(path))
 }

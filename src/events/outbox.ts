@@ -6,6 +6,7 @@ import { BUCKETS, Keys } from '../store/keys.js'
 import type { MemoryStore } from '../store/memory.js'
 import { pairsToObject } from '../store/control-fields.js'
 import type { WebhookEvent } from '../store/outbox-entry.js'
+import { luaScript } from '../store/lua-source.js'
 
 export interface OutboxItem {
   bucket: number
@@ -57,21 +58,11 @@ function compareIds (a: string, b: string): number {
   return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1
 }
 
-const LEASE_LUA = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
-return 0
-`
-const UNLEASE_LUA = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`
+const script = (name: string): string => luaScript(new URL(`lua/${name}.lua`, import.meta.url))
+export const LEASE_LUA = script('relay-lease')
+export const UNLEASE_LUA = script('relay-unlease')
 /** acknowledge and trim in one step: nothing is trimmed that is not delivered or parked */
-const SETTLE_LUA = `
-if #ARGV > 1 then redis.call('XACK', KEYS[1], '${GROUP}', unpack(ARGV, 2)) end
-if ARGV[1] ~= '' then redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1]) end
-return 1
-`
+export const SETTLE_LUA = script('relay-settle')
 
 type Raw = [string, string[] | null]
 

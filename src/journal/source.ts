@@ -1,7 +1,7 @@
 // Reading the journal: decisions by time over every bucket (oldest first for exports and backtests, newest
 // first with a stable cursor for the admin search), and by reference alone.
 //
-// Each bucket keeps a time index of its decisions (`journal` in lua.ts), so a time range is a merge of 1,024
+// Each bucket keeps a time index of its decisions (`journal` in src/store/lua/includes/common.lua), so a time range is a merge of 1,024
 // sorted sets: one ZRANGEBYSCORE page per bucket, then one GET per decision taken. On a Cluster every
 // command stays on one slot; the merge happens here. Memory: one page per bucket at a time.
 import { Redis, Cluster } from 'ioredis'
@@ -113,7 +113,7 @@ export class RedisJournal implements JournalReader {
   }
 
   /**
-   * Through the reference index (`refIndex` in lua.ts): one field of every bucket, then the decisions it
+   * Through the reference index (`refIndex` in src/store/lua/includes/common.lua): one field of every bucket, then the decisions it
    * names, in two round trips. On a single Redis the 1,024 fields are read by one script; on a Cluster one
    * HGET per bucket goes to its slot's node, side by side.
    */

@@ -1,4 +1,4 @@
-// The settlement on the embedded store: the same steps as the scripts of lua.ts, each run to completion
+// The settlement on the embedded store: the same steps as the scripts of lua/ (lua.ts), each run to completion
 // without an await in between (so atomic, as the store's own methods are). It works on the store's state
 // through MemoryState, the part of MemoryStore these steps read and write.
 import { bucketOf, limitMember, unpart } from '../store/keys.js'
@@ -52,7 +52,7 @@ export class MemorySettlement implements SettlementStore {
     return this.states.get(key) ?? { cl: 0 }
   }
 
-  /** as settleRecord in lua.ts */
+  /** as settleRecord in lua/includes/settlement.lua */
   private settleRecord (key: string, rec: StoredRecord, cust: { held: number }, rel: number, keep: number): void {
     const held = Number(rec.held)
     const member = this.store.holdMember(key, rec.last4)

@@ -1,4 +1,4 @@
-// The settlement on Redis: the scripts of lua.ts, each on one bucket's slot.
+// The settlement on Redis: the scripts of lua/ (lua.ts), each on one bucket's slot.
 import { Cluster, ReplyError, type Redis } from 'ioredis'
 import { fcallRefused, loadFunctionLibrary } from '../store/functions.js'
 import { POSTING_FUNCTION, POSTING_LIBRARY } from './functions.js'

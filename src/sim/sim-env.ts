@@ -66,6 +66,14 @@ export function simEnv (env: NodeJS.ProcessEnv): SimEnv {
   if (env.SIM_PREPAID_KEY !== undefined && env.SIM_PREPAID_KEY !== '') prepaid.key = env.SIM_PREPAID_KEY
   if (env.PREPAID_TRANSFER_PATH !== undefined && env.PREPAID_TRANSFER_PATH !== '') prepaid.fundTransferPath = env.PREPAID_TRANSFER_PATH
   if (env.PREPAID_UNLOAD_PATH !== undefined && env.PREPAID_UNLOAD_PATH !== '') prepaid.unloadPath = env.PREPAID_UNLOAD_PATH
+  const extauthUrl = env.SIM_EXTAUTH_URL
+  if (extauthUrl !== undefined && extauthUrl !== '') {
+    // the platform sends its card authorizations with the headers extauth expects: the same variables
+    if (!URL.canParse(extauthUrl)) throw new Error('SIM_EXTAUTH_URL must be a URL (extauth\'s public listener)')
+    const keys = ['EXTAUTH_CONSUMER_KEY', 'EXTAUTH_CLIENT_ID', 'EXTAUTH_BANK_ID'] as const
+    for (const k of keys) if (env[k] === undefined || env[k] === '') throw new Error(`SIM_EXTAUTH_URL needs ${k}, as extauth is given it`)
+    prepaid.extauth = { url: extauthUrl, consumerKey: env.EXTAUTH_CONSUMER_KEY as string, clientId: env.EXTAUTH_CLIENT_ID as string, bankId: env.EXTAUTH_BANK_ID as string }
+  }
   return {
     host: '127.0.0.1',
     ports: {

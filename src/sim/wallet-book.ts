@@ -3,7 +3,9 @@
 // (messageCode, clientTxnId, requestDateTime, senders[1], receivers[1] with urn or customerId,
 // accountNumber and transactionAmount) and answers with the spec's response fields and codes. The Unload
 // (messageCode 3450) follows the spec's Encrypt table; its answer, which the spec does not show, carries
-// the fields of Decrypt's example. A clientTxnId is used once across both calls.
+// the fields of Decrypt's example. A clientTxnId is used once across both calls. With a journal, each call
+// done is posted there (a transfer's two sides, an unload's amount and fee together) for the statement.
+import type { PlatformJournal } from './platform-book.js'
 import { SPEC_UNLOAD_MESSAGE_CODE, walletCodeText as walletCodeDescription } from './spec-values.js'
 
 export interface SimCustomer {
@@ -32,7 +34,11 @@ export class WalletBook {
   private readonly done = new Set<string>()
   private ledgerSeq = 0
 
-  constructor (customers: readonly SimCustomer[] = [], private readonly refusal: SimRefusal = () => undefined) {
+  constructor (
+    customers: readonly SimCustomer[] = [],
+    private readonly refusal: SimRefusal = () => undefined,
+    private readonly journal?: PlatformJournal
+  ) {
     for (const c of customers) this.add(c)
   }
 
@@ -45,6 +51,21 @@ export class WalletBook {
 
   customer (urn: string): Readonly<SimCustomer> | undefined {
     return this.byUrn.get(urn)
+  }
+
+  customers (): Array<Readonly<SimCustomer>> {
+    return [...this.byUrn.values()]
+  }
+
+  /**
+   * A posting of the platform's own (a clearing, a refund, a fee...) moves the wallet by delta. The books rule:
+   * a clearing or a fee posts even past the balance, so a wallet may go below zero here, as on a real platform.
+   */
+  adjust (urn: string, delta: number): void {
+    const c = this.byUrn.get(urn)
+    if (c === undefined) throw new Error(`no wallet ${urn}`)
+    if (!Number.isSafeInteger(delta)) throw new Error('a wallet moves by whole minor units')
+    c.balance += delta
   }
 
   private find (leg: Leg): SimCustomer | undefined {
@@ -87,6 +108,8 @@ export class WalletBook {
     sender.balance -= amount
     receiver.balance += amount
     this.done.add(req.clientTxnId)
+    this.journal?.post({ type: 'transfer_out', reference: req.clientTxnId, urn: sender.urn, amount })
+    this.journal?.post({ type: 'transfer_in', reference: req.clientTxnId, urn: receiver.urn, amount })
     const ledgerTransactionId = 1_000_000_000 + ++this.ledgerSeq
     const side = (c: SimCustomer): Body => ({
       urn: c.urn, customerId: c.customerId, ledgerRefNo: 2_000_000_000 + ++this.ledgerSeq, availableBalance: c.balance, transactionAmount: amount
@@ -139,6 +162,7 @@ export class WalletBook {
 
     wallet.balance -= amount + fee
     this.done.add(req.clientTxnId)
+    this.journal?.post({ type: 'unload', reference: req.clientTxnId, urn: wallet.urn, amount: amount + fee })
     return {
       ...base,
       responseCode: '00',

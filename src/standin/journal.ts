@@ -5,11 +5,11 @@
 // at its start and while it runs. Lines: {"a":"add", id, seq, atMs, input}, {"a":"done", id} (replayed),
 // {"a":"void", id} (the deadline answered 05 first: never to be replayed). A line cut short by a kill was
 // never flushed, so its approval was never answered: it is skipped.
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs'
-import { createHash } from 'node:crypto'
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { AuthorizeInput } from '../store/types.js'
+import { processAlive, readJournalLines, storeTag } from '../process-journal-file.js'
 
 const writeAsync = promisify(write)
 const fdatasyncAsync = promisify(fdatasync)
@@ -64,37 +64,9 @@ export function pendingOf (lines: Iterable<Line>): StandInEntry[] {
   return [...open.values()].sort(byAge)
 }
 
-function parseLines (text: string): Line[] {
-  const out: Line[] = []
-  for (const raw of text.split('\n')) {
-    if (raw.trim() === '') continue
-    try {
-      out.push(JSON.parse(raw) as Line)
-    } catch {
-      // cut short by a kill mid-write: never flushed, so never answered 00
-    }
-  }
-  return out
-}
-
+/** A line cut short by a kill was never flushed, so its approval was never answered 00: skipped. */
 function readPending (path: string): StandInEntry[] {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
-  }
-  return pendingOf(parseLines(text))
-}
-
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return pendingOf(readJournalLines<Line>(path))
 }
 
 /** In memory: for the embedded store, whose state dies with the process anyway, and for tests. */
@@ -131,7 +103,7 @@ export class FileStandInJournal implements StandInJournal {
 
   constructor (private readonly dir: string, storeIdentity: string, private readonly pid = process.pid) {
     mkdirSync(dir, { recursive: true })
-    this.store = createHash('sha256').update(storeIdentity).digest('hex').slice(0, 12)
+    this.store = storeTag(storeIdentity)
     this.pattern = new RegExp(`^standin-${this.store}-(\\d+)(\\.from-\\d+)?\\.ndjson$`)
     this.path = join(dir, `standin-${this.store}-${pid}.ndjson`)
     this.own = readPending(this.path)
@@ -202,7 +174,7 @@ export class FileStandInJournal implements StandInJournal {
       if (m === null) continue
       const owner = Number(m[1])
       const claimedByUs = owner === this.pid && m[2] !== undefined
-      if (!claimedByUs && (owner === this.pid || alive(owner))) continue
+      if (!claimedByUs && (owner === this.pid || processAlive(owner))) continue
       // claimed by a rename, so two processes adopting at once never both take it
       const claimed = join(this.dir, `standin-${this.store}-${this.pid}.from-${owner}.ndjson`)
       const from = join(this.dir, name)

@@ -54,13 +54,13 @@ export class Keys {
   stream (urn: string): string { return this.bucketStream(bucketOf(urn)) }
   /** the bucket's outbox: its events in order (docs/api/events.md) */
   bucketStream (bucket: number): string { return `${this.prefix}{b${bucket}}:s` }
-  /** the bucket's journal index: `<urn>:<reference>` parts scored by arrival (see `journal` in lua.ts) */
+  /** the bucket's journal index: `<urn>:<reference>` parts scored by arrival (see `journal` in lua/includes/common.lua) */
   journalIndex (bucket: number): string { return `${this.bucketStream(bucket)}:j` }
-  /** the bucket's audit records, scored by the store's clock (see AUDIT in lua.ts) */
+  /** the bucket's audit records, scored by the store's clock (see lua/includes/audit.lua) */
   auditIndex (bucket: number): string { return `${this.bucketStream(bucket)}:a` }
   /**
    * the bucket's reference index, one hash of `refIndexShards` by the reference: `<reference>` -> the urns
-   * (escaped, joined by ':') of its decisions in the bucket (see `refIndex` in lua.ts)
+   * (escaped, joined by ':') of its decisions in the bucket (see `refIndex` in lua/includes/common.lua)
    */
   refIndex (bucket: number, shard: number): string { return `${this.bucketStream(bucket)}:r:${shard}` }
   /** the decision key of a journal index member */
@@ -74,6 +74,8 @@ export class Keys {
   /** the approved total of one card and control kind over one local day (YYYYMMDD) */
   controlDaily (urn: string, last4: string, kind: string, day: string): string { return `${this.tag(urn)}:cd:${part(urn)}:${part(last4)}:${kind}:${day}` }
   lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}` }
+  /** the customer's lifecycle records (`<kind>:<id>`, scored by their first save): see LIFECYCLE_INDEX_MAX */
+  lifecycleIndex (urn: string): string { return `${this.tag(urn)}:lci:${part(urn)}` }
   lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}:lock` }
   /** one sorted set per rule and scope; entries are approved transactions scored by time */
   limit (urn: string, last4: string, limit: Pick<LimitCheck, 'ruleId' | 'per'>): string {
@@ -88,7 +90,7 @@ export class Keys {
  */
 export const REF_INDEX_SHARDS = 16
 
-/** Which of a bucket's reference-index hashes holds an escaped reference; the same sum as `refShard` in lua.ts. */
+/** Which of a bucket's reference-index hashes holds an escaped reference; the same sum as `refIndex` in lua/includes/common.lua. */
 export function refShard (referencePart: string): number {
   let h = 0
   for (const b of Buffer.from(referencePart, 'utf8')) h = (h * 31 + b) % 65521

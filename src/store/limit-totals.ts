@@ -1,5 +1,5 @@
-// The running totals of a limit window, the memory store's copy of the Redis scripts' scheme (LIMITS in
-// lua.ts; docs/development/money.md, Limit totals): per minute, quarter hour, hour, 6 hours, day and week (UTC, epoch-aligned), the amount of
+// The running totals of a limit window, the memory store's copy of the Redis scripts' scheme (lua/includes/limits.lua;
+// docs/development/money.md, Limit totals): per minute, quarter hour, hour, 6 hours, day and week (UTC, epoch-aligned), the amount of
 // the window's entries in it, and of all. The amount from a start on is all of it when nothing is older, else
 // the start's partial minute entry by entry, then at each level the whole slices up to the next level's
 // boundary (added) or down to the previous one (taken off), whichever reads fewer: exact, and bounded by half a
@@ -46,7 +46,7 @@ export interface WindowSum {
  * last level up to the latest entry, or 'c' less those down to the oldest. Slices outside [firstMs, lastMs]
  * hold nothing and are not read: at most 7 + 2 + 3 + 2 + 3 fields, half the weeks spanned, the start's minute
  * (its entries are read only if it holds some), and half a minute's entries. The same plan as `windowAmount` in
- * lua.ts.
+ * lua/includes/limits.lua.
  */
 export function windowPlan (startMs: number, firstMs: number, lastMs: number): { whole: true } | WindowSum {
   if (firstMs >= startMs) return { whole: true }

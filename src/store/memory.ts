@@ -13,7 +13,7 @@ import type { ControlEntries, ControlHit, ControlsInput } from '../domain/contro
 import { AUDIT_EVENT_TYPE, type AuditContext, type AuditRecord } from '../domain/audit.js'
 import { defaultArgs, entriesFromFields, patchToFields } from './control-fields.js'
 import {
-  AUDIT_RETENTION_MS_DEFAULT, auditUrnOf, CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, type MoneyOpKind, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  AUDIT_RETENTION_MS_DEFAULT, auditUrnOf, CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, type MoneyOpKind, LIFECYCLE_TTL_SECONDS, LIFECYCLE_INDEX_MAX, lifecycleRefOf, lifecycleUrnsOf, type LifecycleRef, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -51,6 +51,8 @@ export class MemoryStore implements Store {
   /** called with the bucket of every event written (the relay's hint) */
   onEvent: ((bucket: number) => void) | null = null
   private readonly lifecycle = new Map<string, Expiring<string>>()
+  /** each customer's lifecycle records: `<kind>:<id>` -> first save (ms), in that order; see LIFECYCLE_INDEX_MAX */
+  private readonly lifecycleIndex = new Map<string, { entries: Map<string, number>, expiresAtMs: number }>()
   /** the cards' own control settings: key -> (`kind|field` -> value), as the Redis hash */
   private readonly controlSettings = new Map<string, Map<string, string>>()
   /** the card controls' daily totals */
@@ -603,7 +605,34 @@ export class MemoryStore implements Store {
     const e = this.live(key)
     if (e !== undefined) return { created: false, value: JSON.parse(e.value) as T }
     this.lifecycle.set(key, { value: JSON.stringify(value), expiresAtMs: this.clock() + LIFECYCLE_TTL_SECONDS * 1000 })
+    this.indexLifecycle(kind, id, value)
     return { created: true, value }
+  }
+
+  /** adds a saved record to its customers' indexes (in the same step as the save: nothing awaits between) */
+  private indexLifecycle (kind: LifecycleKind, id: string, value: object): void {
+    const now = this.clock()
+    for (const urn of lifecycleUrnsOf(value)) {
+      let index = this.lifecycleIndex.get(urn)
+      if (index === undefined || index.expiresAtMs <= now) {
+        index = { entries: new Map(), expiresAtMs: 0 }
+        this.lifecycleIndex.set(urn, index)
+      }
+      index.expiresAtMs = now + LIFECYCLE_TTL_SECONDS * 1000
+      const member = `${kind}:${id}`
+      if (!index.entries.has(member)) index.entries.set(member, now)
+      for (const [m] of index.entries) {
+        if (index.entries.size <= LIFECYCLE_INDEX_MAX) break
+        index.entries.delete(m)
+      }
+    }
+  }
+
+  async listLifecycle (urn: string, limit: number): Promise<LifecycleRef[]> {
+    this.assertOpen()
+    const index = this.lifecycleIndex.get(urn)
+    if (index === undefined || index.expiresAtMs <= this.clock()) return []
+    return [...index.entries].reverse().slice(0, limit).map(([m, atMs]) => lifecycleRefOf(m, atMs))
   }
 
   async getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null> {
@@ -621,6 +650,7 @@ export class MemoryStore implements Store {
     }
     // a record not final is kept until a save makes it final
     this.lifecycle.set(this.keys.lifecycle(kind, id), { value: JSON.stringify(value), expiresAtMs: expires ? this.clock() + LIFECYCLE_TTL_SECONDS * 1000 : Number.POSITIVE_INFINITY })
+    this.indexLifecycle(kind, id, value)
   }
 
   async lockLifecycle (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {

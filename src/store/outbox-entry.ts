@@ -1,4 +1,4 @@
-// An outbox entry as the scripts write it (fields t, u, d, x; see `emit` in lua.ts) turned into the event
+// An outbox entry as the scripts write it (fields t, u, d, x; see `emit` in lua/includes/common.lua) turned into the event
 // body the receiver gets: {id, type, createdAt, data}. Both stores and the relay read entries through here.
 import { entriesFromFields, pairsToObject } from './control-fields.js'
 import { controlHitOf } from './record.js'

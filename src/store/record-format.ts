@@ -1,5 +1,6 @@
-// The stored form of a decision record in Redis, one definition for the scripts that write it (lua.ts builds
-// its field list from RECORD_HEAD) and the readers (the store, the journal, the bench).
+// The stored form of a decision record in Redis, one definition for the readers (the store, the journal, the bench)
+// and the scripts that write it (lua/includes/records.lua spells out the same field list and values, held to
+// these by test/store/lua-files.test.ts).
 //
 // Two formats are read; the second is written:
 // 1. a JSON object with named fields (every field of DecisionRecord, meta as a JSON string), written before
@@ -24,7 +25,7 @@ import type { DecisionMeta, DecisionRecord } from './types.js'
 
 /**
  * The head's fields after its leading format number, in order (Lua indexes them from 2). The authorize
- * script puts a new record's head together in this order (AUTHORIZE_LUA); the other scripts go by this list. Those after
+ * script puts a new record's head together in this order (lua/includes/authorize-body.lua); the other scripts go by this list. Those after
  * controlsSeen are left out at the end of the array while they are null or empty (most decisions have no
  * rule, reversal, control hit...): a field the array does not reach reads as null, a list as empty.
  */

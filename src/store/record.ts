@@ -65,7 +65,7 @@ export interface RecordStart {
 /**
  * The deadline's 05 recorded before anything was decided: nothing held, nothing counted. A decision is this
  * record with what the store decided written over it, so the two cannot drift apart (the abandon script's
- * tombstone is `deadlineRecord` in src/store/lua.ts; the authorize script writes a decision in the stored
+ * tombstone is `deadlineRecord` in src/store/lua/includes/common.lua; the authorize script writes a decision in the stored
  * format of src/store/record-format.ts, and test/store/record-format.test.ts holds the two stores' records equal).
  */
 export function deadlineRecord (start: RecordStart): DecisionRecord {

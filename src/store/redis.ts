@@ -1,4 +1,4 @@
-// The Redis store: every state change is one Lua script on one slot (see lua.ts for the scripts' contracts).
+// The Redis store: every state change is one Lua script on one slot (lua.ts; each script's contract heads its file in lua/).
 import { alreadyReversed, insufficientFunds } from './rejections.js'
 import { AssertionError } from 'node:assert'
 import { Redis, Cluster, Command, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
@@ -6,12 +6,12 @@ import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN
 import type { ResponseCode } from '../domain/request.js'
 import { Keys, bucketOf } from './keys.js'
 import { flatEvent } from './outbox-entry.js'
-import { ABANDON_LUA, AUDIT_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_CAS_LUA } from './lua.js'
+import { ABANDON_LUA, AUDIT_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_LUA } from './lua.js'
 import type { ControlEntries, ControlsInput } from '../domain/controls.js'
 import type { AuditContext, AuditRecord } from '../domain/audit.js'
 import { defaultArgs, entriesFromFields, pairsToObject, patchToFields } from './control-fields.js'
 import {
-  AUDIT_RETENTION_MS_DEFAULT, auditUrnOf, CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, type MoneyOpKind, LIFECYCLE_TTL_SECONDS, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
+  AUDIT_RETENTION_MS_DEFAULT, auditUrnOf, CONTROL_DAILY_RETAIN_MS, DECISION_RETENTION_MS_DEFAULT, EVENTS_BACKLOG_MAX_DEFAULT, backlogPerBucket, type MoneyEvent, type MoneyOpKind, LIFECYCLE_TTL_SECONDS, LIFECYCLE_INDEX_MAX, lifecycleRefOf, lifecycleUrnsOf, type LifecycleRef, decisionTtlMs, type LifecycleKind, type AbandonInput, type AbandonOutcome, type AuthorizeInput,
   type AuthorizeResult, type CardStatus, type Customer, type CustomerStatus, type DecisionReason,
   type DecisionRecord, type MoneyOpResult, type ReversalResult, type Store
 } from './types.js'
@@ -295,7 +295,7 @@ export class RedisStore implements Store {
 
   /**
    * The authorize script's key count, keys and arguments for this input, as authorize sends them (see
-   * AUTHORIZE_BODY in lua.ts); bench/script-cost.ts sends the same with redis-benchmark.
+   * lua/includes/authorize-body.lua); bench/script-cost.ts sends the same with redis-benchmark.
    */
   authorizeArgs (input: AuthorizeInput): string[] {
     const { urn, reference } = input
@@ -515,10 +515,24 @@ export class RedisStore implements Store {
     return entries.map(([id, fields]) => flatEvent(id, pairsToObject(fields)))
   }
 
-  async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {
+  /**
+   * Saves a record and adds it to its customers' indexes in one script. On a Cluster the record's key and the
+   * customers' index keys are in different slots: the indexes are written first, each in one step, so that no
+   * saved record is missing from them (an entry whose record was not saved names a record not kept).
+   */
+  private async saveLifecycle (kind: LifecycleKind, id: string, value: object, mode: 'cas' | 'nx' | 'set', expectedRev: number, expires: boolean): Promise<boolean> {
     const key = this.keys.lifecycle(kind, id)
-    const ok = await this.client.set(key, JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS, 'NX')
-    if (ok === 'OK') return { created: true, value }
+    const indexes = lifecycleUrnsOf(value).map((u) => this.keys.lifecycleIndex(u))
+    const args = [JSON.stringify(value), mode, expectedRev, expires ? LIFECYCLE_TTL_SECONDS : 0, `${kind}:${id}`, LIFECYCLE_INDEX_MAX, LIFECYCLE_TTL_SECONDS]
+    if (this.client instanceof Cluster) {
+      for (const index of indexes) await this.client.eval(PUT_LIFECYCLE_LUA, 1, index, '', 'index', 0, 0, ...args.slice(4))
+      return await this.client.eval(PUT_LIFECYCLE_LUA, 1, key, ...args) === 1
+    }
+    return await this.client.eval(PUT_LIFECYCLE_LUA, 1 + indexes.length, key, ...indexes, ...args) === 1
+  }
+
+  async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {
+    if (await this.saveLifecycle(kind, id, value, 'nx', 0, true)) return { created: true, value }
     const existing = await this.getLifecycle<T>(kind, id)
     // expired between the two calls: try once more
     return existing === null ? await this.createLifecycle(kind, id, value) : { created: false, value: existing }
@@ -529,15 +543,20 @@ export class RedisStore implements Store {
     return raw === null ? null : JSON.parse(raw) as T
   }
 
+  async listLifecycle (urn: string, limit: number): Promise<LifecycleRef[]> {
+    const flat = await this.client.zrevrange(this.keys.lifecycleIndex(urn), 0, limit - 1, 'WITHSCORES')
+    const out: LifecycleRef[] = []
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push(lifecycleRefOf(flat[i] as string, Number(flat[i + 1])))
+    return out
+  }
+
   async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires = true): Promise<void> {
-    const key = this.keys.lifecycle(kind, id)
+    // a plain write clears the ttl: a record not final is kept until a save makes it final
     if (expectedRev === undefined) {
-      // a plain SET clears the ttl: a record not final is kept until a save makes it final
-      if (expires) await this.client.set(key, JSON.stringify(value), 'EX', LIFECYCLE_TTL_SECONDS)
-      else await this.client.set(key, JSON.stringify(value))
+      await this.saveLifecycle(kind, id, value, 'set', 0, expires)
       return
     }
-    if (await this.client.eval(PUT_LIFECYCLE_CAS_LUA, 1, key, JSON.stringify(value), expectedRev, expires ? LIFECYCLE_TTL_SECONDS : 0) !== 1) {
+    if (!await this.saveLifecycle(kind, id, value, 'cas', expectedRev, expires)) {
       throw new LifecycleStale(`${kind} ${id} changed since it was read`)
     }
   }

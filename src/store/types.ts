@@ -194,6 +194,22 @@ export interface ReversalResult {
 /** Card-lifecycle operations kept by the caller's reference (README "Card lifecycle API"). */
 export type LifecycleKind = 'load' | 'transfer' | 'unload' | 'preauth'
 
+/** A customer's lifecycle record as its index names it: kind, reference, and when it was first saved (store clock, ms). */
+export interface LifecycleRef { kind: LifecycleKind, id: string, atMs: number }
+
+/** The customers a lifecycle record belongs to: its `urn`, or a transfer's sender and receiver. */
+export function lifecycleUrnsOf (value: object): string[] {
+  const v = value as Record<string, unknown>
+  const urns = [v.urn, v.fromUrn, v.toUrn].filter((u): u is string => typeof u === 'string' && u !== '')
+  return [...new Set(urns)]
+}
+
+/** An index member `<kind>:<id>` read back (a kind has no ':'; the id may). */
+export function lifecycleRefOf (member: string, atMs: number): LifecycleRef {
+  const at = member.indexOf(':')
+  return { kind: member.slice(0, at) as LifecycleKind, id: member.slice(at + 1), atMs }
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis'
   authorize (input: AuthorizeInput): Promise<AuthorizeResult>
@@ -225,6 +241,12 @@ export interface Store {
   /** stores `value` unless a record exists; returns the record that is there afterwards */
   createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }>
   getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null>
+  /**
+   * The customer's lifecycle records, newest first: those whose `urn`, `fromUrn` or `toUrn` (both sides of a
+   * transfer) is this customer, indexed when the record is saved (see LIFECYCLE_INDEX_MAX). An entry may name
+   * a record no longer kept.
+   */
+  listLifecycle (urn: string, limit: number): Promise<LifecycleRef[]>
   /**
    * Replaces the record. With `expectedRev` it is a compare-and-set: the record is written only if the
    * stored one's `rev` (0 when absent, or when it has none) is `expectedRev`; otherwise it rejects with
@@ -276,6 +298,11 @@ export function auditUrnOf (record: Pick<AuditRecord, 'id' | 'target'>): string 
  * kept without expiry until a save makes it final (putLifecycle's `expires`).
  */
 export const LIFECYCLE_TTL_SECONDS = 30 * 24 * 3600
+/**
+ * A customer's lifecycle index keeps its newest this many records, and is forgotten LIFECYCLE_TTL_SECONDS
+ * after its last write (as a final record is): bounded whatever the customer's history.
+ */
+export const LIFECYCLE_INDEX_MAX = 200
 /**
  * How long a card control's daily total is kept after its first approval: a local day is at most 25 h
  * (a DST change), and an hour more covers clock skew between instances.

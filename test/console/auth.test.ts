@@ -1,10 +1,12 @@
 // The console's sign-in and session: a known admin key signs in, an unknown one does not; the session cookie
 // is HttpOnly and SameSite=Strict and names no key; it ends on sign-out and after CONSOLE_IDLE_TIMEOUT_MS
 // without a request; the security headers forbid inline script; a key taken out of the keys file ends
-// the sessions signed in with it.
+// the sessions signed in with it; sign-ins (refused ones too) and sign-outs are audited.
 import t from 'tap'
 import { build } from '../helpers/app.js'
-import { keysFile } from '../helpers/admin-keys.js'
+import { keysFile, sha256Hex } from '../helpers/admin-keys.js'
+import { auditTrailFor } from '../../src/access/audit-trail.js'
+import { UNKNOWN_KEY_ID } from '../../src/console/plugin.js'
 import { ADMIN_TOKEN } from '../helpers/config.js'
 import { CONSOLE, ConsoleClient } from './client.js'
 
@@ -106,4 +108,22 @@ t.test('an upload from someone not signed in is refused before its body is read'
   })
   t.equal(res.statusCode, 401)
   t.notOk(parsed, 'refused before the body was parsed')
+})
+
+t.test('sign-ins, refused sign-ins and sign-outs are in the audit trail, with the key id and nothing of a key', async (t) => {
+  const { adminApp, deps } = await build(t)
+  const c = new ConsoleClient(adminApp)
+  const typed = 'typed-wrong-key-0123456789'
+  t.equal((await c.signIn(typed)).statusCode, 401)
+  t.equal((await c.signIn(ADMIN_TOKEN)).statusCode, 303)
+  t.equal((await c.post(`${CONSOLE}/sign-out`, {})).statusCode, 303)
+  const trail = auditTrailFor(deps.store)
+  const items = (await trail?.search({ limit: 20 }))?.items ?? []
+  t.same(items.map((r) => [r.route, r.keyId, r.outcome, r.target]).reverse(), [
+    ['POST /admin/console/sign-in', UNKNOWN_KEY_ID, 'refused', { via: 'key' }],
+    ['POST /admin/console/sign-in', 'ADMIN_TOKEN', 'done', { via: 'key' }],
+    ['POST /admin/console/sign-out', 'ADMIN_TOKEN', 'done', {}]
+  ])
+  const all = JSON.stringify(items)
+  for (const secret of [typed, ADMIN_TOKEN, sha256Hex(typed), sha256Hex(ADMIN_TOKEN)]) t.notOk(all.includes(secret), 'no key nor its hash in the trail')
 })

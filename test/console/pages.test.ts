@@ -1,6 +1,7 @@
 // Every console page, as a read key sees it: it answers, says what a code means in words, and shows every value
 // a request, a party, a rule file or an operator wrote as text: the hostile probe never arrives as markup.
 import t from 'tap'
+import { sharedRedisStore } from '../helpers/redis.js'
 import { CONSOLE, ConsoleClient, textOf } from './client.js'
 import { KEYS, URN, XSS, consoleFixture } from './fixture.js'
 import { buildAdminApp } from '../../src/app.js'
@@ -186,21 +187,35 @@ t.test('queues: a parked event is listed and sent again with a reason, audited',
   ])
 })
 
-t.test('card-lifecycle records: on the customer page, and a FAILED call in the queue with its status now', async (t) => {
-  const f = await consoleFixture(t)
-  const store = f.deps.store
-  const audit = (route: string, outcome: string, target: Record<string, string>): Promise<unknown> =>
-    store.appendAudit({ id: `a-${route}-${outcome}`, keyId: 'backend-1', route, scope: 'lifecycle', requestId: 'r1', target, outcome, before: null, after: { status: outcome } })
-  await store.createLifecycle('load', 'LOAD-OK-1', { merchantReferenceNo: 'LOAD-OK-1', urn: URN, amount: '5000', status: 'LOADED' })
-  await audit('POST /v1/loads', 'OTP_SENT', { urn: URN, merchantReferenceNo: 'LOAD-OK-1', amount: '5000' })
-  await store.createLifecycle('unload', 'UNL-9', { clientTxnId: 'UNL-9', urn: URN, amount: '1500', status: 'FAILED' })
-  await audit('POST /v1/unloads', 'FAILED', { urn: URN, clientTxnId: 'UNL-9', amount: '1500' })
-  const c = new ConsoleClient(f.adminApp)
-  await c.signIn(KEYS.reader.key)
-  const customer = textOf((await c.get(`${CONSOLE}/customers/${URN}`)).body)
-  t.match(customer, 'load LOAD-OK-1 LOADED 5,000 POST /v1/loads')
-  t.match(customer, 'unload UNL-9 FAILED 1,500 POST /v1/unloads')
-  const queues = textOf((await c.get(`${CONSOLE}/queues`)).body)
-  t.match(queues, `unload UNL-9 ${URN} 1,500 FAILED backend-1`)
-  t.notMatch(queues, 'LOAD-OK-1', 'a call that did not fail is not in the queue')
-})
+for (const on of ['memory', 'redis'] as const) {
+  t.test(`card-lifecycle records (${on}): on the customer page, both sides of a transfer, and a FAILED call in the queue with its status now`, async (t) => {
+    const f = await consoleFixture(t, on === 'redis' ? { store: await sharedRedisStore(t) } : {})
+    const store = f.deps.store
+    const audit = (route: string, outcome: string, target: Record<string, string>): Promise<unknown> =>
+      store.appendAudit({ id: `a-${route}-${outcome}`, keyId: 'backend-1', route, scope: 'lifecycle', requestId: 'r1', target, outcome, before: null, after: { status: outcome } })
+    const OTHER = 'URNCONSOLE2'
+    await store.putCustomer(OTHER, {})
+    await store.createLifecycle('load', 'LOAD-OK-1', { merchantReferenceNo: 'LOAD-OK-1', urn: URN, amount: '5000', status: 'LOADED' })
+    await audit('POST /v1/loads', 'OTP_SENT', { urn: URN, merchantReferenceNo: 'LOAD-OK-1', amount: '5000' })
+    await store.createLifecycle('unload', 'UNL-9', { clientTxnId: 'UNL-9', urn: URN, amount: '1500', status: 'FAILED' })
+    await audit('POST /v1/unloads', 'FAILED', { urn: URN, clientTxnId: 'UNL-9', amount: '1500' })
+    // a transfer's audit names fromUrn and toUrn, no urn: found through the store's index of each side
+    await store.putLifecycle('transfer', 'TRF-3', { clientTxnId: 'TRF-3', fromUrn: URN, toUrn: OTHER, amount: '2500', status: 'TRANSFERRED', rev: 1 }, 0)
+    await audit('POST /v1/transfers', 'TRANSFERRED', { clientTxnId: 'TRF-3', fromUrn: URN, toUrn: OTHER, amount: '2500' })
+    // a record of before the index, named only by the customer's audit, is still listed
+    await store.appendAudit({ id: 'a-old', keyId: 'backend-1', route: 'POST /v1/loads', scope: 'lifecycle', requestId: 'r0', target: { urn: URN, merchantReferenceNo: 'LOAD-GONE' }, outcome: 'LOADED', before: null, after: null })
+    const c = new ConsoleClient(f.adminApp)
+    await c.signIn(KEYS.reader.key)
+    const customer = textOf((await c.get(`${CONSOLE}/customers/${URN}`)).body)
+    t.match(customer, 'load LOAD-OK-1 - LOADED 5,000')
+    t.match(customer, 'unload UNL-9 - FAILED 1,500')
+    t.match(customer, `transfer TRF-3 to ${OTHER} TRANSFERRED 2,500`, 'the sender\'s page')
+    t.match(customer, 'load LOAD-GONE - no longer kept')
+    const receiver = textOf((await c.get(`${CONSOLE}/customers/${OTHER}`)).body)
+    t.match(receiver, `transfer TRF-3 from ${URN} TRANSFERRED 2,500`, 'the receiver\'s page')
+    t.notMatch(receiver, 'LOAD-OK-1')
+    const queues = textOf((await c.get(`${CONSOLE}/queues`)).body)
+    t.match(queues, `unload UNL-9 ${URN} 1,500 FAILED backend-1`)
+    t.notMatch(queues, 'LOAD-OK-1', 'a call that did not fail is not in the queue')
+  })
+}

@@ -16,8 +16,8 @@ function set (s: ConsoleSessionStore, id: string, v: Partial<Session>): void {
 t.test('idle sessions end; reading one keeps it', async (t) => {
   let now = 0
   const s = new ConsoleSessionStore(1000, 10, () => now)
-  set(s, 'a', { keyDigest: 'x' })
-  set(s, 'b', { keyDigest: 'y' })
+  set(s, 'a', { keyId: 'x' })
+  set(s, 'b', { keyId: 'y' })
   now = 900
   t.ok(get(s, 'a'), 'used within the idle time')
   now = 1800
@@ -31,17 +31,17 @@ t.test('idle sessions end; reading one keeps it', async (t) => {
 t.test('past the bound, sessions not signed in go first, then the least recently used', async (t) => {
   let now = 0
   const s = new ConsoleSessionStore(60_000, 3, () => now)
-  set(s, 'signed-1', { keyDigest: 'x' })
+  set(s, 'signed-1', { keyId: 'x' })
   now++
-  set(s, 'signed-2', { keyDigest: 'y' })
+  set(s, 'signed-2', { keyId: 'y' })
   for (let i = 0; i < 50; i++) { now++; set(s, `anon-${i}`, {}) }
   t.equal(s.size, 3)
   t.ok(get(s, 'signed-1'), 'a flood of sign-in pages pushes no signed-in person out')
   t.ok(get(s, 'signed-2'))
   now++
-  set(s, 'signed-3', { keyDigest: 'z' })
+  set(s, 'signed-3', { keyId: 'z' })
   now++
-  set(s, 'signed-4', { keyDigest: 'w' })
+  set(s, 'signed-4', { keyId: 'w' })
   t.equal(s.size, 3)
   t.equal(get(s, 'signed-1'), null, 'the least recently used signed-in session went')
   t.ok(get(s, 'signed-4'))

@@ -7,6 +7,7 @@ import { RedisStore, createRedisClient } from '../../src/store/redis.js'
 import { uniquePrefix } from '../helpers/redis.js'
 import { storeContract, authInput, urnFor } from './contract.js'
 import { auditContract } from './audit-contract.js'
+import { lifecycleIndexContract } from './lifecycle-contract.js'
 import { keySlot } from '../helpers/key-slot.js'
 import { seededRandom } from '../../src/sim/prng.js'
 import { pino } from 'pino'
@@ -29,6 +30,8 @@ t.test('on a three-master Redis Cluster', async (t) => {
   storeContract(t, make)
   // the audit records on the slot of their customer's bucket, read back over all three masters
   auditContract(t, make)
+  // a transfer's record and its two customers' indexes are in three slots
+  lifecycleIndexContract(t, make)
 
   t.test('customers spread over the slots of all three masters', async (t) => {
     const store = await make(t)

@@ -2,7 +2,7 @@
 // store (memory.test.ts, redis.test.ts).
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
-import { LIFECYCLE_TTL_SECONDS, type LifecycleKind, type Store } from '../../src/store/types.js'
+import { LIFECYCLE_INDEX_MAX, LIFECYCLE_TTL_SECONDS, type LifecycleKind, type Store } from '../../src/store/types.js'
 import { RedisStore } from '../../src/store/redis.js'
 import type { Keys } from '../../src/store/keys.js'
 import { LifecycleStale } from '../../src/errors.js'
@@ -86,5 +86,42 @@ export function lifecycleContract (t: Test, make: MakeStore): void {
     t.equal(await store.renewLifecycleLock('transfer', id, 60_000, 'x'), true)
     t.equal(await store.lockLifecycle('transfer', id, 5000, 'y'), false)
     await store.unlockLifecycle('transfer', id, 'x')
+  })
+}
+
+/**
+ * Each customer's index of its lifecycle records (the console's customer page): written with the record's
+ * save, both sides of a transfer, newest first, each record once with the time of its first save, bounded.
+ */
+export function lifecycleIndexContract (t: Test, make: MakeStore): void {
+  t.test('a customer\'s lifecycle records: both sides of a transfer, newest first, bounded', async (t) => {
+    const store = await make(t)
+    const [a, b, c] = [`IA${randomUUID().slice(0, 8)}`, `IB${randomUUID().slice(0, 8)}`, `IC${randomUUID().slice(0, 8)}`]
+    t.same(await store.listLifecycle(a, 10), [], 'none yet')
+    await store.putLifecycle('load', 'L-1', { urn: a, status: 'OTP_SENT', rev: 1 }, 0)
+    await store.putLifecycle('transfer', 'T:1', { fromUrn: a, toUrn: b, status: 'PENDING', rev: 1 }, 0)
+    await store.putLifecycle('unload', 'U-1', { urn: b, status: 'PENDING', rev: 1 }, 0)
+    await store.putLifecycle('transfer', 'T:1', { fromUrn: a, toUrn: b, status: 'TRANSFERRED', rev: 2 }, 1)
+    // a save refused for its revision indexes nothing
+    await t.rejects(store.putLifecycle('transfer', 'T-stale', { fromUrn: c, toUrn: a, rev: 2 }, 1), LifecycleStale)
+    await store.createLifecycle('preauth', 'P-1', { urn: c, status: 'AUTHORIZED' })
+    await store.createLifecycle('preauth', 'P-1', { urn: a, status: 'AUTHORIZED' })
+    const refs = async (urn: string): Promise<string[]> => (await store.listLifecycle(urn, 10)).map((r) => `${r.kind} ${r.id}`)
+    t.same(await refs(a), ['transfer T:1', 'load L-1'], 'the sender: newest first, each record once (an id with ":" read back whole)')
+    t.same(await refs(b), ['unload U-1', 'transfer T:1'], 'the receiver')
+    t.same(await refs(c), ['preauth P-1'], 'a record created once is indexed once, under its own customer')
+    const [newest, older] = await store.listLifecycle(a, 10)
+    t.ok(newest !== undefined && older !== undefined && newest.atMs >= older.atMs && older.atMs > 0, 'with the time of each first save')
+    t.same((await store.listLifecycle(a, 1)).map((r) => r.id), ['T:1'], 'limit')
+
+    for (let i = 0; i < LIFECYCLE_INDEX_MAX + 5; i++) await store.putLifecycle('load', `many-${i}`, { urn: c, rev: 1 }, 0)
+    const many = await store.listLifecycle(c, LIFECYCLE_INDEX_MAX * 2)
+    t.equal(many.length, LIFECYCLE_INDEX_MAX, 'the newest LIFECYCLE_INDEX_MAX are kept')
+    t.equal(many[0]?.id, `many-${LIFECYCLE_INDEX_MAX + 4}`)
+    t.notOk(many.some((r) => r.id === 'P-1' || r.id === 'many-0'), 'the oldest went')
+    if (store instanceof RedisStore) {
+      const ttl = await store.client.ttl(store.keys.lifecycleIndex(c))
+      t.ok(ttl > 0 && ttl <= LIFECYCLE_TTL_SECONDS, `the index key expires (${ttl} s)`)
+    }
   })
 }

@@ -6,7 +6,7 @@ import type { ControlEntries } from '../../../src/domain/controls.js'
 import type { AuditContext, AuditRecord } from '../../../src/domain/audit.js'
 import type {
   AbandonInput, AbandonOutcome, AuthorizeInput, AuthorizeResult, CardStatus, Customer, CustomerStatus, DecisionRecord,
-  LifecycleKind, MoneyEvent, MoneyOpResult, ReversalResult, Store
+  LifecycleKind, LifecycleRef, MoneyEvent, MoneyOpResult, ReversalResult, Store
 } from '../../../src/store/types.js'
 import { refKey, type ProcessHandle, type SimContext } from './context.js'
 import { canonControls, type Expect } from './model.js'
@@ -223,6 +223,10 @@ export class FaultyStore implements Store {
 
   async getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null> {
     return await this.call('getLifecycle', { kind, id }, async () => await this.sim.store.getLifecycle<T>(kind, id), () => {}, STORE_FAULTS)
+  }
+
+  async listLifecycle (urn: string, limit: number): Promise<LifecycleRef[]> {
+    return await this.call('listLifecycle', { urn }, async () => await this.sim.store.listLifecycle(urn, limit), () => {}, STORE_FAULTS)
   }
 
   async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires?: boolean): Promise<void> {

@@ -15,7 +15,7 @@ import { FormError, amountField, oneOf, reasonOf, referenceField, text } from '.
 import { sendHtml, takeFlash, viewerOf } from '../respond.js'
 import { actionFailure } from '../actions.js'
 import { DecisionTable } from './decisions.js'
-import { lifecycleRows } from '../lifecycle.js'
+import { customerLifecycleRows } from '../lifecycle.js'
 import { AuditTable } from './audit.js'
 import type { ConsoleOptions } from '../deps.js'
 
@@ -122,7 +122,7 @@ async function customerPage (opts: ConsoleOptions, viewer: Viewer, c: Customer):
   })))
   const decisions = opts.journal === null ? [] : (await opts.journal.search({ urn: c.urn, limit: 10 })).items
   const audit = opts.audit === null ? [] : (await opts.audit.search({ urn: c.urn, limit: 50 })).items
-  const lifecycle = await lifecycleRows(opts, audit)
+  const lifecycle = await customerLifecycleRows(opts, c.urn, audit)
   const money = viewer.scopes.has('money:write')
   return (
     <div>
@@ -160,11 +160,11 @@ async function customerPage (opts: ConsoleOptions, viewer: Viewer, c: Customer):
       <p><a href={`${BASE}/decisions?urn=${encodeURIComponent(c.urn)}`}>All of this customer's decisions</a></p>
       <h2>Card-lifecycle records</h2>
       {lifecycle.length === 0
-        ? <p>None found in this customer's audit trail.</p>
+        ? <p>No load, transfer or unload of this customer is kept.</p>
         : (
           <table>
-            <thead><tr><th scope='col'>Kind</th><th scope='col'>Reference</th><th scope='col'>Status now</th><th scope='col' class='num'>Amount</th><th scope='col'>Last call</th><th scope='col'>At (UTC)</th></tr></thead>
-            <tbody>{lifecycle.map((l) => <tr key={`${l.kind}:${l.id}`}><td>{l.kind}</td><td>{l.id}</td><td>{l.status}</td><td class='num'>{minor(l.amount)}</td><td>{l.route}</td><td>{l.at}</td></tr>)}</tbody>
+            <thead><tr><th scope='col'>Kind</th><th scope='col'>Reference</th><th scope='col'>Other side</th><th scope='col'>Status now</th><th scope='col' class='num'>Amount</th><th scope='col'>Started (UTC)</th></tr></thead>
+            <tbody>{lifecycle.map((l) => <tr key={`${l.kind}:${l.id}`}><td>{l.kind}</td><td>{l.id}</td><td>{l.side === '' ? '-' : l.side}</td><td>{l.status}</td><td class='num'>{minor(l.amount)}</td><td>{l.at}</td></tr>)}</tbody>
           </table>
           )}
       <h2>Audit</h2>
