@@ -11,21 +11,12 @@ import { expireDue } from '../settlement/expiry.js'
 import { isIsoTime, isStatementId } from '../settlement/statement-reader.js'
 import type { StatementReport } from '../settlement/types.js'
 import { parseDuration } from '../settlement/config.js'
+import type { StatementCliOptions } from './program.js'
 
 interface Io {
   out: (line: string) => void
   err: (line: string) => void
   env: Record<string, string | undefined>
-}
-
-export interface StatementImportOptions {
-  map?: string
-  id?: string
-  from?: string
-  to?: string
-  complete?: boolean
-  dryRun?: boolean
-  json?: boolean
 }
 
 async function openStore (env: Record<string, string | undefined>): Promise<RedisStore> {
@@ -54,7 +45,7 @@ export function reportText (r: StatementReport & { dryRun?: boolean }): string[]
 }
 
 /** exit 0 imported (or checked), 1 bad lines (nothing applied) or a failure part way, 2 wrong usage */
-export async function statementImport (file: string, o: StatementImportOptions, io: Io, open: (env: Io['env']) => Promise<Store> = openStore): Promise<number> {
+export async function statementImport (file: string, o: StatementCliOptions, io: Io, open: (env: Io['env']) => Promise<Store> = openStore): Promise<number> {
   const mapsFile = io.env.STATEMENT_MAPS_FILE ?? ''
   let map
   if (o.map !== undefined) {

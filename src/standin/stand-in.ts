@@ -206,6 +206,11 @@ export class StandIn {
    * guard: an approval it answers 05 first is voided (never replayed) and its caps given back.
    */
   async decide (input: AuthorizeInput, decline: RuleHit | null, mcc: string, abort: StandInAbort): Promise<StandInResult> {
+    // A request of the same reference that came in at once passed `prior` too, before the store failed both:
+    // the later one is that one's repeat. Two entries of one id would share its void and its replay, so a
+    // deadline's void of one would void the other's answered approval, and another amount would be approved twice.
+    const twin = this.prior(input)
+    if (twin !== null) return await twin
     const now = this.clock()
     this.sinceMs ??= now
     this.gauges()

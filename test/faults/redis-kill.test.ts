@@ -8,6 +8,7 @@ import { privateRedis } from '../helpers/redis.js'
 import { startServer, metricValue } from '../helpers/server-process.js'
 import { adminApi, closedLoop, countBy, debitOf, newPool, percentile } from '../helpers/load.js'
 import { ADMIN_TOKEN, authBody } from '../helpers/config.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const DEADLINE_MS = 1000
 // the platform gives up on an answer after this long: the client does too, and an answer it gave up on is a
@@ -15,7 +16,6 @@ const DEADLINE_MS = 1000
 const PLATFORM_TIMEOUT_MS = 2000
 const OPENING = 10_000_000
 const AMOUNT = 100
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 async function readyStatus (url: string): Promise<number> {
   try {
@@ -24,15 +24,6 @@ async function readyStatus (url: string): Promise<number> {
     return res.statusCode
   } catch {
     return 0
-  }
-}
-
-async function until (what: string, pred: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<number> {
-  const t0 = performance.now()
-  for (;;) {
-    if (await pred()) return performance.now() - t0
-    if (performance.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await sleep(everyMs)
   }
 }
 

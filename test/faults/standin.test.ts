@@ -12,6 +12,7 @@ import { startServer, metricSum, metricValue, type ServerProcess } from '../help
 import { adminApi, closedLoop, countBy, debitOf, newPool, type Sample } from '../helpers/load.js'
 import { ADMIN_TOKEN, authBody } from '../helpers/config.js'
 import { tempDir } from '../standin/helpers.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const DEADLINE_MS = 1000
 const PLATFORM_TIMEOUT_MS = 2000
@@ -22,16 +23,6 @@ const POLICY = {
   perCard: { count: 3, amount: '5000' },
   perInstance: { amount: '60000' },
   blockedMcc: ['7995']
-}
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
-
-async function until (what: string, pred: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<number> {
-  const t0 = performance.now()
-  for (;;) {
-    if (await pred()) return performance.now() - t0
-    if (performance.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await sleep(everyMs)
-  }
 }
 
 t.test('Redis killed under load with stand-in on two instances, one of them killed mid-outage', async (t) => {

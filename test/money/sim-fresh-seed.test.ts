@@ -17,7 +17,7 @@ function freshSeed (text: string | undefined): number {
 
 const seed = freshSeed(process.env.SIM_FRESH_SEED)
 
-for (const [store, steps] of [['memory', 6_000], ['redis', 2_000]] as const) {
+for (const [store, steps] of [['memory', 4_500], ['redis', 1_500]] as const) {
   t.test(`${steps} steps on ${store}, on a fresh seed, hold every invariant`, async (t) => {
     const opts = ciOptions({ store, seed, steps })
     t.comment(`fresh seed ${opts.seed} on ${store}: replay with ${replayCommand(opts, opts.steps)}`)

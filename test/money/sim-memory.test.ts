@@ -6,8 +6,8 @@ import { memoryStore } from '../../scripts/lib/money-sim/stores.js'
 import { assertCoverage, ciOptions, simulate } from '../helpers/money-sim.js'
 import { bucketOf } from '../../src/store/keys.js'
 
-t.test('14,000 steps on the memory store hold every invariant', async (t) => {
-  const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 14_000 })
+t.test('10,000 steps on the memory store hold every invariant', async (t) => {
+  const opts = ciOptions({ store: 'memory', seed: 20261123, steps: 10_000 })
   const r = await simulate(t, opts, memoryStore())
   t.same(r.violations, [], 'no invariant failed')
   t.equal(r.stepsRun, opts.steps, 'every step ran')

@@ -63,6 +63,10 @@ function suite (name: string, make: Make): void {
     t.match(await store.authorize(input), { code: '00', available: null, replayed: false })
     t.equal(await store.getCustomer('UNKNOWNSTANDIN'), null)
     t.match(await store.getDecision('UNKNOWNSTANDIN', input.reference), { code: '00', held: '0' })
+    t.match(await store.reverse('UNKNOWNSTANDIN', input.reference, null), { released: 0 }, 'its reversal releases nothing')
+    t.equal(await store.getCustomer('UNKNOWNSTANDIN'), null, 'and makes no customer')
+    const credit = await store.credit('UNKNOWNSTANDIN', 100, 'after-reverse').catch((err: unknown) => err)
+    t.match(credit, { word: 'CUSTOMER_NOT_FOUND' }, 'which a credit would then reach')
   })
 }
 

@@ -78,6 +78,8 @@ export interface OpEnv {
   seq: () => number
   /** the run is over (a violation stopped it): clients stop repeating */
   ended: () => boolean
+  /** a kill comes at one of the next points where stand-in journal lines or replays are on their way */
+  armStandInKill: (armed: boolean) => void
   /** jobs a step has driven: checked after it */
   touchedJobs: Set<Job>
   /** a client told IN_PROGRESS waits longer than a lock lives */

@@ -3,6 +3,7 @@
 import type { Random } from '../../../src/sim/prng.js'
 import type { Store } from '../../../src/store/types.js'
 import type { Model, ModelAuth } from './model.js'
+import type { StandInBooks } from './stand-in.js'
 import type { FaultKind, SimOptions } from './options.js'
 import type { Scheduler } from './scheduler.js'
 
@@ -19,8 +20,11 @@ export function manualClock (startMs: number): ManualClock {
 /** What the platform was answered for one request of a reference, in the order the answers left. */
 export interface Delivered {
   code: string
-  /** store: the decision (new or replayed); deadline: the guard; error: a store error; refused: the body schema */
-  via: 'store' | 'deadline' | 'error' | 'refused'
+  /**
+   * store: the decision (new or replayed); standin: decided in stand-in (the store surely not reached);
+   * deadline: the guard; error: a store error; refused: the body schema
+   */
+  via: 'store' | 'standin' | 'deadline' | 'error' | 'refused'
   debit: number
   last4: string
   replayed: boolean
@@ -81,6 +85,10 @@ export interface SimContext {
   readonly trace: string[] | null
   step: number
   opName: string
+  /** a store outage is under way: every store call fails before it is sent (faulty-store.ts) */
+  outage: boolean
+  /** the simulation's own account of stand-in approvals, or null with stand-in off */
+  readonly standIn: StandInBooks | null
   /** the store's own clock for deadlines: the manual clock in memory, the wall clock for Redis */
   storeNow: () => number
   /** a fault for one call, or null; counted */

@@ -22,6 +22,10 @@ import { rawState } from './raw-state.js'
 import { Scheduler } from './scheduler.js'
 import { buildWorld } from './world.js'
 import { seedEarlierRecords, writeEarlierRecords, type EarlierRecord } from './earlier-records.js'
+import { StandInBooks, type StandInFigures } from './stand-in.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 /** The simulated clock starts here on every run, so a seed replays the same windows and calendar days. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 10, 23, 10, 0, 0)
@@ -44,6 +48,8 @@ export interface SimResult {
   earlierRecords: number
   /** outbox events folded into balances (event-fold.ts) */
   eventsFolded: number
+  /** stand-in: outages, answers, replays and the most one outage used of the caps (null: stand-in off) */
+  standIn: StandInFigures | null
   violations: Violation[]
   elapsedMs: number
   trace: string[] | null
@@ -95,6 +101,8 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     trace: opts.trace ? [] : null,
     step: 0,
     opName: 'setup',
+    outage: false,
+    standIn: enabled(opts, 'standin') ? new StandInBooks() : null,
     storeNow: sut.store.kind === 'memory' ? clock.now : Date.now,
     fault: (candidates: readonly FaultKind[]) => {
       if (!faultsOn || rnd() >= opts.faultRate) return null
@@ -118,8 +126,10 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   const rules = compileSimRules()
   const world = buildWorld(rnd, enabled(opts, 'colliding-keys'))
   const journal = new MemoryCompensationJournal()
+  // the stand-in journal's disk: every incarnation of the process writes and adopts there
+  const standInDir = sim.standIn === null ? null : mkdtempSync(join(tmpdir(), 'extauth-sim-standin-'))
   let procSeq = 0
-  let proc = new SimProcess(sim, ++procSeq, rules, books, journal)
+  let proc = new SimProcess(sim, ++procSeq, rules, books, journal, standInDir)
   proc.start()
   const recent: RecentAuth[] = []
   const jobs: Job[] = []
@@ -127,6 +137,8 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   let seq = 0
   let killsOn = false
   let ended = false
+  /** a store-outage operation asks for a kill while stand-in journal lines or replays are on their way */
+  let standInKillArmed = false
 
   // Redis counts a lock's life on its own clock; here it ends when the simulated clock says so
   const expireLocks = async (): Promise<void> => {
@@ -146,6 +158,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     parked,
     seq: () => ++seq,
     ended: () => ended,
+    armStandInKill: (armed) => { standInKillArmed = armed },
     touchedJobs: new Set(),
     // a pause longer than a lock lives; in the scheduler, so that it happens at a reproducible point
     waitOutLocks: async () => await new Promise<void>((resolve) => {
@@ -175,21 +188,26 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
   const checkEnv: CheckEnv = { sim, raw, books, reconcile: new Set() }
   const fold = new EventFold()
 
-  const kill = async (kind: 'kill' | 'kill-compensating'): Promise<void> => {
+  const kill = async (kind: 'kill' | 'kill-compensating' | 'kill-standin'): Promise<void> => {
     counts.kills++
     sim.trace?.push(`step ${sim.step}: ${kind} process ${proc.id}`)
     counts.faults[kind] = (counts.faults[kind] ?? 0) + 1
     const dead = proc
     // the restarted process is there before the clients notice the death, and repeat their calls to it
-    proc = new SimProcess(sim, ++procSeq, rules, books, journal)
+    proc = new SimProcess(sim, ++procSeq, rules, books, journal, standInDir)
     await dead.kill()
     // calls it had queued may have left before it died; nobody hears their answers
     for (const c of sim.scheduler.take((c) => c.owner === dead.id)) await c.orphan()
+    dead.closeJournal()
     proc.start()
   }
   // every timer is a queued call: nothing is due outside the queue
   const timersDue = (): boolean => false
   const between = async (): Promise<void> => {
+    if (standInKillArmed && faultsOn && sim.scheduler.count((c) => c.owner === proc.id && (c.label === 'journal' || c.label === 'replay')) > 0 && rnd() < 0.3) {
+      standInKillArmed = false
+      if (enabled(opts, 'kill-standin')) { await kill('kill-standin'); return }
+    }
     // the instants with a compensation on its way are few and the ones that matter: kills seek them out
     const compensating = proc.compensationsPending > 0
     if (!killsOn || rnd() >= opts.killRate * (compensating ? 10 : 1)) return
@@ -262,6 +280,11 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
       sim.step = i
       clock.advance(intBetween(rnd, 20, 2_000))
       await expireLocks()
+      if (proc.standInBacklog > 0) {
+        // the replay's timer: stand-in approvals still owed to the store are sent again
+        sim.opName = 'standin-replay'
+        await settle(proc.replayStandIn())
+      }
       const op = pickOp()
       sim.opName = op.kind
       sim.trace?.push(`step ${i}: ${op.kind}`)
@@ -279,6 +302,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
           if (now !== undefined && now !== prev && now.step === i) checkReplay(sim, key, prev, now)
         }
       }
+      sim.standIn?.settled(sim, proc.standInBacklog)
       await checkTouched(last4s)
       for (const job of env.touchedJobs) await checkJob(checkEnv, job, false)
       env.touchedJobs.clear()
@@ -311,7 +335,10 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     sim.opName = 'finish'
     await settle((async () => {
       for (const job of [...parked]) await runJob(env, job, 30)
+      for (let i = 0; i < 10 && proc.standInBacklog > 0; i++) await proc.replayStandIn()
     })())
+    if (proc.standInBacklog > 0) sim.violation('standin-replayed-once', `${proc.standInBacklog} stand-in approvals still not replayed at the end, with the store answering`)
+    sim.standIn?.settled(sim, proc.standInBacklog)
     for (const job of jobs) await checkJob(checkEnv, job, true)
     for (const c of world.customers) sim.touchedUrns.add(c.urn)
     for (const key of sim.answers.keys()) sim.touchedRefs.add(key)
@@ -323,10 +350,12 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     ended = true
     platform?.close()
     await proc.kill()
+    proc.closeJournal()
     await sut.close()
+    if (standInDir !== null) rmSync(standInDir, { recursive: true, force: true })
   }
   if (platform !== null) Object.assign(counts.ops, { statements: platform.counts.statements, 'statement-lines': platform.counts.lines, 'statement-reimports': platform.counts.reimports, 'statement-interrupted': platform.counts.interrupted, 'statement-overlap-lines': platform.counts.duplicateLines })
-  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, earlierRecords: earlier.length, eventsFolded: fold.events, violations, elapsedMs: Date.now() - started, trace: sim.trace }
+  return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, earlierRecords: earlier.length, eventsFolded: fold.events, standIn: sim.standIn?.figures ?? null, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 
 function lastAnswer (sim: SimContext, urn: string, reference: string): Delivered | undefined {

@@ -1,6 +1,7 @@
 // The store as one simulated process sees it: every call waits its turn in the scheduler, may fail before it
 // is sent, lose its reply after it committed, or reply later than the decision's deadline; every call that
-// reaches the real store is applied to the model at that instant and both answers are compared.
+// reaches the real store is applied to the model at that instant and both answers are compared. In a store
+// outage (the store-outage operation) every call fails before it is sent, as a Redis that is not connected does.
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN, StoreRejection } from '../../../src/errors.js'
 import type { ControlEntries } from '../../../src/domain/controls.js'
 import type { AuditContext, AuditRecord } from '../../../src/domain/audit.js'
@@ -9,7 +10,8 @@ import type {
   LifecycleKind, LifecycleRef, MoneyEvent, MoneyOpResult, ReversalResult, Store
 } from '../../../src/store/types.js'
 import { refKey, type ProcessHandle, type SimContext } from './context.js'
-import { canonControls, type Expect } from './model.js'
+import { canonControls, type Expect, type ModelAuth } from './model.js'
+import type { ReplayOutcomeSeen } from './stand-in.js'
 
 /** What the store throws when a command could not be sent: it surely did nothing. */
 export function notSentError (): Error {
@@ -70,6 +72,12 @@ export class FaultyStore implements Store {
         owner: this.proc.id,
         label,
         run: async () => {
+          if (sim.outage) {
+            if (sim.standIn !== null) sim.standIn.figures.refused++
+            sim.trace?.push(`${label} ${show(args)} refused: the store is unreachable`)
+            reject(notSentError())
+            return
+          }
           const fault = sim.fault((typeof faults === 'function' ? faults() : faults) as never)
           if (fault !== null) sim.trace?.push(`${label} ${show(args)} fault ${fault as string}`)
           if (fault === 'store-not-sent' || fault === 'store-not-sent-repeat' || fault === 'record-not-sent') { reject(notSentError()); return }
@@ -82,7 +90,7 @@ export class FaultyStore implements Store {
           else reject(out.error)
         },
         orphan: async () => {
-          const reached = sim.rnd() < 0.5
+          const reached = sim.rnd() < 0.5 && !sim.outage
           sim.trace?.push(`${label} ${show(args)} from a dead process: ${reached ? 'reached the store' : 'never sent'}`)
           if (reached) await execute(false)
         }
@@ -116,6 +124,7 @@ export class FaultyStore implements Store {
   async authorize (input: AuthorizeInput): Promise<AuthorizeResult> {
     const sim = this.sim
     const args = { urn: input.urn, ref: input.reference, last4: input.last4, debit: input.debitAmount, attempt: input.attempt }
+    if (input.standIn === true) return await this.replay(input, args)
     return await this.call('authorize', args, async (late) => {
       // the store's clock decides; the simulated one does not run inside a step
       const deadlineAtMs = late ? (sim.store.kind === 'memory' ? sim.storeNow() - 1 : 1) : sim.storeNow() + 3_600_000
@@ -128,6 +137,29 @@ export class FaultyStore implements Store {
       this.compare('authorize', args, sim.model.authorize(info.auth, input.attempt, late), out,
         (r: AuthorizeResult) => ({ code: r.code, reason: r.reason, replayed: r.replayed }))
     }, () => sim.model.decision(input.urn, input.reference) === undefined ? AUTHORIZE_FAULTS : REPEAT_FAULTS, input.attempt)
+  }
+
+  /**
+   * The replay of a stand-in approval (src/standin/stand-in.ts): the model records it as the 00 it was answered,
+   * debited below zero if it must be, and the simulation's stand-in books note what it met. No deadline, so no
+   * slow or late reply: a lost reply has the replay send it again.
+   */
+  private async replay (input: AuthorizeInput, args: unknown): Promise<AuthorizeResult> {
+    const sim = this.sim
+    const auth: ModelAuth = {
+      urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, channel: input.meta.channel,
+      mcc: input.meta.request?.mcc ?? '', nowMs: input.nowMs
+    }
+    return await this.call('replay', args, async () => await sim.store.authorize(input), (out) => {
+      const key = refKey(input.urn, input.reference)
+      sim.touchedUrns.add(input.urn)
+      sim.touchedRefs.add(key)
+      const d = sim.model.decision(input.urn, input.reference)
+      const met: ReplayOutcomeSeen = d === undefined ? 'applied' : d.debit !== auth.debit || d.last4 !== auth.last4 ? 'conflict' : d.code === '00' ? 'existing' : 'existing_decline'
+      this.compare('replay', args, sim.model.authorize(auth, input.attempt, false, true), out,
+        (r: AuthorizeResult) => ({ code: r.code, reason: r.reason, replayed: r.replayed }))
+      sim.standIn?.replayed(sim, key, input.attempt, met)
+    }, STORE_FAULTS)
   }
 
   async abandon (input: AbandonInput): Promise<AbandonOutcome> {
@@ -275,10 +307,11 @@ export class FaultyStore implements Store {
   }
 
   ready (): boolean {
-    return this.proc.alive && this.sim.store.ready()
+    return this.proc.alive && !this.sim.outage && this.sim.store.ready()
   }
 
   async ping (): Promise<void> {
+    if (this.sim.outage) throw notSentError()
     await this.sim.store.ping()
   }
 

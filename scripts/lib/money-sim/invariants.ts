@@ -42,7 +42,9 @@ export async function checkCustomer (env: CheckEnv, urn: string): Promise<void> 
     for (const o of sim.model.orphanHolds) if (o.urn === urn) held += o.held
     if (c.held !== held) sim.violation('balance', `customer ${JSON.stringify(urn)} held: store ${c.held}, model ${held}`)
   }
-  if (!(c.available >= 0)) sim.violation('nothing-negative', `customer ${JSON.stringify(urn)} available ${c.available}`)
+  // below zero only by a stand-in replay (debited whatever the balance), and only until it is back at zero or above
+  if (c.available >= 0) sim.model.belowZero.delete(urn)
+  else if (Number.isNaN(c.available) || !sim.model.belowZero.has(urn)) sim.violation('nothing-negative', `customer ${JSON.stringify(urn)} available ${c.available}`)
   if (c.status !== m.status) sim.violation('customer-state', `customer ${urn}: store ${c.status}, model ${m.status}`)
   const cards = JSON.stringify(sorted(Object.entries(c.cards).map(([k, v]) => `${k}=${v}`)))
   const mcards = JSON.stringify(sorted([...m.cards].map(([k, v]) => `${k}=${v}`)))
@@ -104,6 +106,12 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
   const last = answers[answers.length - 1]
   if (last === undefined) return
   const approved = d !== undefined && d.code === '00'
+  if (last.via === 'standin' && last.code === '00' && sim.standIn !== null) {
+    // a stand-in approval not replayed yet holds nothing so far (standin-replayed-once follows it)
+    if (sim.standIn.owed.has(key)) return
+    // replayed onto another answer the store already held: not debited, left to an operator (standin.md)
+    if (sim.standIn.exceptions.has(key) && !approved) { env.reconcile.add(`standin:${key}`); return }
+  }
   // attempts answered at the same instant (concurrent duplicates) raced: the platform may act on either
   const raced = answers.filter((a) => a.atMs === last.atMs)
   if (last.code === '00' && !approved && !raced.some((a) => a.code !== '00')) {
@@ -115,6 +123,8 @@ export async function checkDecision (env: CheckEnv, key: string): Promise<void> 
   }
   // holds mode: what a statement posted of the hold is neither held nor released
   const posted = d?.posted ?? 0
+  // a stand-in approval of an unknown urn is recorded holding nothing
+  if (approved && d.standIn === true && !sim.model.customers.has(urn)) return
   if (approved && d.held + d.released + posted !== d.debit) sim.violation('every-00-held-once', `${key}: held ${d.held} + released ${d.released} + posted ${posted} != debit ${d.debit}`)
 }
 

@@ -113,6 +113,8 @@ export interface ModelDecision {
   answeredOnDeadline: boolean
   held: number
   released: number
+  /** a stand-in approval replayed (a 00 whatever the store held; with an unknown urn, holding nothing) */
+  standIn?: true
   /** holds mode: the approval is a hold (expiry releases it); an approval of before (an earlier record) is final */
   hold?: boolean
   /** holds mode: an expiry run released the hold (a clearing after it is late and debits again) */
@@ -164,6 +166,9 @@ export class Model {
   /** the controls' daily totals of approved, unreleased debits, by [urn, last4, kind, local day] */
   readonly dailyTotals = new Map<string, number>()
 
+  /** customers a stand-in replay took below zero (the only way a balance goes there), until checked at zero or above */
+  readonly belowZero = new Set<string>()
+
   /** holds whose decision is forgotten before an expiry run released them (the stores' hold index keeps their amount) */
   readonly orphanHolds: Array<{ urn: string, reference: string, last4: string, held: number }> = []
   /** holds mode: how long after its approval a hold expires; its decision is kept that much longer (as the stores keep it) */
@@ -205,7 +210,12 @@ export class Model {
     return { count, amount }
   }
 
-  authorize (r: ModelAuth, attempt: string, storeLate: boolean): Expect<{ code: string, reason: string, replayed: boolean }> {
+  /**
+   * `standIn`: the replay of a stand-in approval (docs/operations/standin.md): a reference already decided is
+   * answered as always; otherwise it is recorded as the 00 it was answered, whatever the customer's and card's
+   * state, controls, limits and balance (debited below zero if it must be); an unknown urn is a 00 holding nothing.
+   */
+  authorize (r: ModelAuth, attempt: string, storeLate: boolean, standIn = false): Expect<{ code: string, reason: string, replayed: boolean }> {
     const key = k2(r.urn, r.reference)
     const d = this.decision(r.urn, r.reference)
     if (d !== undefined) {
@@ -218,7 +228,9 @@ export class Model {
     let reason = 'approved'
     let control: ModelDecision['control'] = null
     const c = this.customers.get(r.urn)
-    if (c === undefined) { code = '14'; reason = 'unknown_urn' } else if (c.status !== 'ACTIVE') {
+    if (standIn) {
+      // recorded, not checked
+    } else if (c === undefined) { code = '14'; reason = 'unknown_urn' } else if (c.status !== 'ACTIVE') {
       code = '05'; reason = c.status === 'BLOCKED' ? 'customer_blocked' : 'customer_closed'
     } else {
       const card = c.cards.get(r.last4)
@@ -229,7 +241,7 @@ export class Model {
       }
     }
     const limits = MODEL_LIMITS.filter((l) => l.applies(r))
-    if (code === '00') {
+    if (code === '00' && !standIn) {
       for (const l of limits) {
         if (!l.enforce) continue
         const u = this.used(l, r.urn, r.last4, r.nowMs)
@@ -237,7 +249,7 @@ export class Model {
         if (would > l.max) { code = l.code; reason = 'limit'; break }
       }
     }
-    if (code === '00' && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
+    if (code === '00' && !standIn && r.debit > (c as ModelCustomer).available) { code = '51'; reason = 'insufficient_funds' }
     if (storeLate) { code = '05'; reason = 'deadline' }
     // a new decision of the reference and card of a hold whose decision is gone takes its place in the stores'
     // hold index: the old hold is given back first, as an expiry run would (whatever the new decision)
@@ -248,15 +260,16 @@ export class Model {
     }
     let ttl = limits.reduce((t, l) => Math.max(t, l.retainMs + DAY), RETENTION_MS)
     // holds mode: an approval's decision is kept past its hold's expiry by as long again (src/store/hold-ttl.ts)
-    const hold = code === '00' && r.debit > 0 && this.holdTtlMs > 0
+    const hold = code === '00' && c !== undefined && r.debit > 0 && this.holdTtlMs > 0
     if (hold) ttl += this.holdTtlMs
     const nd: ModelDecision = {
       urn: r.urn, reference: r.reference, last4: r.last4, debit: r.debit, code, reason, attempt, attemptAtMs: r.nowMs,
       answeredOnDeadline: storeLate, held: 0, released: 0, reversal: null, windows: [], atMs: r.nowMs, expiresAtMs: this.now() + ttl,
-      controlDays: [], control, ...(hold ? { hold } : {})
+      controlDays: [], control, ...(hold ? { hold } : {}), ...(standIn ? { standIn } : {})
     }
-    if (code === '00') {
-      (c as ModelCustomer).available -= r.debit
+    if (code === '00' && c !== undefined) {
+      c.available -= r.debit
+      if (standIn && c.available < 0) this.belowZero.add(r.urn)
       nd.held = r.debit
       for (const l of limits) {
         const w = windowId(l.ruleId, r.urn, l.per === 'card' ? r.last4 : null)

@@ -32,15 +32,20 @@ function authOf (body: AuthRequest, nowMs: number): ModelAuth {
   }
 }
 
-function newAuth (env: OpEnv): RecentAuth {
+/** A new authorization; `card`: on that customer's card (an outage's busy card) */
+function newAuth (env: OpEnv, card?: { urn: string, last4: string }): RecentAuth {
   const { sim, world } = env
   const rnd = sim.rnd
   const n = env.seq()
   let urn: string
   let reference: string
   let last4: string
-  const pair = world.pairs.length > 0 && rnd() < 0.2 ? pick(rnd, world.pairs) : null
-  if (pair !== null) {
+  const pair = card === undefined && world.pairs.length > 0 && rnd() < 0.2 ? pick(rnd, world.pairs) : null
+  if (card !== undefined) {
+    urn = card.urn
+    reference = newReference(rnd, n)
+    last4 = card.last4
+  } else if (pair !== null) {
     // the same base reference on both customers of a pair: their keys must stay apart
     const onShort = rnd() < 0.5
     urn = onShort ? pair.short : pair.long
@@ -266,6 +271,42 @@ export const OPS: OpSpec[] = [
         if (which === 'reverse' && r !== null) return await p.store.reverse(r.body.urn, r.body.transactionReferenceNumber, amount)
         return which === 'debit' ? await p.store.debit(urn, amount, ref) : await p.store.credit(urn, amount, ref)
       }, 1)
+    }
+  },
+  {
+    kind: 'store-outage',
+    weight: 2,
+    run: async (env) => {
+      const { sim } = env
+      const rnd = sim.rnd
+      // the store cannot be reached: every call fails before it is sent, and decisions are made in stand-in
+      sim.outage = true
+      if (sim.standIn !== null) sim.standIn.figures.outages++
+      env.armStandInKill(rnd() < 0.3)
+      const c = pickCustomer(rnd, env.world)
+      // one card that the platform keeps sending, so that the per-card caps are reached
+      const busy = { urn: c.urn, last4: pickLast4(rnd, c) }
+      const rounds = intBetween(rnd, 1, 3)
+      for (let i = 0; i < rounds; i++) {
+        const sends: Array<Promise<void>> = []
+        for (let j = intBetween(rnd, 2, 6); j > 0; j--) {
+          const x = rnd()
+          const r = x < 0.25 ? recentAuth(env) : null
+          // a repeat (of an approval of this outage, or of before it), now and then with another amount
+          if (r !== null && x < 0.22) sends.push(send(env, r))
+          else if (r !== null) {
+            const body = { ...r.body, transactionAmount: String(Number(r.body.transactionAmount) + 1) }
+            sends.push(platformSend(env, body, authOf(body, sim.clock.now())).then(() => {}))
+          } else sends.push(send(env, newAuth(env, rnd() < 0.5 ? busy : undefined)))
+        }
+        await Promise.all(sends)
+        sim.clock.advance(intBetween(rnd, 20, 500))
+      }
+      // the store answers again: the replay starts (a kill may come in it), as its timer would start it
+      sim.outage = false
+      env.armStandInKill(rnd() < 0.3)
+      for (let i = 0; i < 4 && env.proc().standInBacklog > 0; i++) await env.proc().replayStandIn()
+      env.armStandInKill(false)
     }
   },
   {

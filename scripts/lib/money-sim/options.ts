@@ -4,7 +4,9 @@
 
 export const OP_KINDS = [
   'auth', 'auth-repeat', 'auth-concurrent', 'auth-conflict', 'reverse', 'credit', 'debit', 'customer-status',
-  'card-status', 'card-controls', 'load', 'transfer', 'unload', 'resume', 'bad-amount', 'time-jump'
+  'card-status', 'card-controls', 'load', 'transfer', 'unload', 'resume', 'bad-amount', 'time-jump',
+  /** the store unreachable for a phase of requests, then back, and the stand-in approvals replayed (stand-in.ts) */
+  'store-outage'
 ] as const
 export type OpKind = typeof OP_KINDS[number]
 
@@ -20,7 +22,11 @@ export const FAULT_KINDS = [
   'prepaid-decrypt-lost', 'prepaid-decrypt-garbage',
   'kill',
   /** a kill while a deadline compensation is still waiting to reach the store */
-  'kill-compensating'
+  'kill-compensating',
+  /** a kill mid-outage (stand-in journal writes on their way) or mid-replay */
+  'kill-standin',
+  /** the deadline answers 05 before a stand-in approval's journal line is flushed */
+  'standin-journal-late'
 ] as const
 export type FaultKind = typeof FAULT_KINDS[number]
 
@@ -30,7 +36,9 @@ export const WORLD_FEATURES = [
   /** an unload now and then carries a clientTxnId a transfer used: one id space on the platform, two here */
   'shared-txn-ids',
   /** the start state holds card-lifecycle records of every earlier format, mid-call (earlier-records.ts) */
-  'earlier-formats'
+  'earlier-formats',
+  /** every process runs with a stand-in policy: a store call that surely did not run is decided in stand-in */
+  'standin'
 ] as const
 export type WorldFeature = typeof WORLD_FEATURES[number]
 

@@ -1,7 +1,9 @@
 // "The process": everything extauth keeps in memory (the compensator, the decision pipeline's wiring, the
 // lifecycle services, requests in flight), built over the shared store. A kill drops all of it: answers not
 // yet sent are never sent, compensations still waiting are lost, queued calls may or may not have left.
-// A restart builds a new one over the same store and the same parties.
+// A restart builds a new one over the same store and the same parties. With stand-in on, the process
+// decides in stand-in when a store call surely did not run; its journal is on the shared disk (stand-in.ts),
+// which the next incarnation adopts at its start.
 import { Ajv } from 'ajv'
 import pino from 'pino'
 import type { CompensationJournal } from '../../../src/decision/compensation-journal.js'
@@ -18,6 +20,10 @@ import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
 import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
+import { Registry } from 'prom-client'
+import { StandIn } from '../../../src/standin/stand-in.js'
+import { standInMetrics } from '../../../src/standin/metrics.js'
+import { journalOf, ScheduledJournal } from './stand-in.js'
 
 /** The platform's deadline for an answer (the contract's 2000 ms). */
 export const DEADLINE_MS = 2000
@@ -32,14 +38,25 @@ export class SimProcess {
   readonly loads: LoadService
   readonly transfers: TransferService
   readonly unloads: UnloadService
+  /** the stand-in of this incarnation, or null with stand-in off */
+  readonly standIn: StandIn | null
+  private readonly journal: ScheduledJournal | null
   private readonly deps: DecisionDeps
   private readonly died: Promise<null>
   private markDead: () => void = () => {}
+  /** requests wait for the start: a restarted process takes requests once it has adopted what the dead one left */
+  private readonly started: Promise<void>
+  private isStarted = false
+  private markStarted: () => void = () => {}
   private attemptSeq = 0
 
-  /** `journal` is the compensation journal on its volume: it outlives every incarnation of the process */
-  constructor (private readonly sim: SimContext, readonly id: number, rules: CompiledRuleSet, books: PartyBooks, journal: CompensationJournal) {
+  /**
+   * `journal` is the compensation journal on its volume: it outlives every incarnation of the process; so does
+   * `standInDir`, the stand-in journal's folder (null: stand-in off)
+   */
+  constructor (private readonly sim: SimContext, readonly id: number, rules: CompiledRuleSet, books: PartyBooks, journal: CompensationJournal, standInDir: string | null) {
     this.died = new Promise<null>((resolve) => { this.markDead = () => resolve(null) })
+    this.started = new Promise<void>((resolve) => { this.markStarted = resolve })
     this.store = new FaultyStore(sim, this)
     // a timer is a queued call: the scheduler, not the wall clock, decides when a retry reaches the store
     const timers: Timers = {
@@ -51,7 +68,26 @@ export class SimProcess {
       clearTimeout: (handle) => { (handle as { cancelled: boolean }).cancelled = true }
     }
     this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
+    const standInBooks = sim.standIn
+    if (standInDir !== null && standInBooks !== null) {
+      this.journal = new ScheduledJournal(sim, this, journalOf(standInDir, id))
+      this.standIn = new StandIn({
+        policy: standInBooks.policy,
+        journal: this.journal,
+        store: this.store,
+        log: silent,
+        metrics: standInMetrics(new Registry()),
+        clock: sim.clock.now,
+        // the replay's own timer never fires in a run: the simulation drives the replay (engine.ts)
+        replayEveryMs: 2 ** 31 - 1,
+        onNegativeBalance: () => { standInBooks.figures.negative++ }
+      })
+    } else {
+      this.journal = null
+      this.standIn = null
+    }
     this.deps = {
+      ...(this.standIn !== null ? { standIn: this.standIn } : {}),
       store: this.store, rules: () => rules, timezone: SIM_TIMEZONE, clock: sim.clock.now, compensator: this.compensator,
       // holds that the run expires (engine.ts): what they hold is checked against the model (checkCustomer)
       ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + SIM_HOLD_EXPIRY_MS } : {})
@@ -70,6 +106,21 @@ export class SimProcess {
   /** What a start does before it takes requests: the compensations an earlier incarnation left are sent again. */
   start (): void {
     this.compensator.recover()
+    // the stand-in approvals an earlier incarnation journaled and never replayed are this one's to replay
+    this.standIn?.start()
+    this.isStarted = true
+    this.markStarted()
+  }
+
+  /** Stand-in approvals this process still has to replay. */
+  get standInBacklog (): number {
+    return this.standIn?.status().replayBacklog.count ?? 0
+  }
+
+  /** Replays its stand-in backlog as the replay's timer would; resolves when done, or when the process died. */
+  async replayStandIn (): Promise<void> {
+    if (this.standIn === null || !this.alive) return
+    await this.answerOrDeath(this.standIn.replayNow())
   }
 
   /** Compensations this process still has to bring to the store. */
@@ -83,12 +134,25 @@ export class SimProcess {
     await this.compensator.drain(0)
   }
 
+  /** After a kill's queued calls went (or not): its journal file is closed, for the next start to adopt. */
+  closeJournal (): void {
+    this.journal?.close()
+    // its timer stops (a replay under way never hears its store call's answer: not awaited)
+    void this.standIn?.stop()
+  }
+
   /**
    * POST /api/v1/externalAuth as the route runs it: the body schema, then the decision under the deadline
    * guard, whose firing aborts the decision and answers 05. Null when the process died first.
    */
-  async externalAuth (body: AuthRequest, auth: ModelAuth): Promise<Delivered | null> {
+  async externalAuth (body: AuthRequest, arrival: ModelAuth): Promise<Delivered | null> {
     const sim = this.sim
+    let auth = arrival
+    if (!this.isStarted) {
+      // it arrives once the process has started
+      await this.started
+      auth = { ...arrival, nowMs: sim.clock.now() }
+    }
     const key = refKey(body.urn, body.transactionReferenceNumber)
     const deliver = (d: Omit<Delivered, 'step' | 'debit' | 'last4' | 'atMs'>): Delivered => {
       const full: Delivered = { ...d, debit: auth.debit, last4: auth.last4, step: sim.step, atMs: sim.clock.now() }
@@ -98,6 +162,7 @@ export class SimProcess {
       sim.touchedRefs.add(key)
       sim.touchedUrns.add(body.urn)
       sim.counts.answers[`${d.code} ${d.via}`] = (sim.counts.answers[`${d.code} ${d.via}`] ?? 0) + 1
+      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed)
       return full
     }
     if (!validBody(body)) return deliver({ code: '05', via: 'refused', replayed: false, reason: 'bad_request' })
@@ -122,7 +187,11 @@ export class SimProcess {
       })
       decide(body, { arrivedAtMs, deadlineAtMs, abort: guard, attempt }, this.deps).then(
         // as the endpoint's guard does on `finish`: a decision that answers lets go of its abort hook
-        (d) => { if (guard.done) return; guard.release(); settle({ code: d.code, via: 'store', replayed: d.replayed, reason: d.reason }) },
+        (d) => {
+          if (guard.done) return
+          guard.release()
+          settle({ code: d.code, via: d.standIn === true ? 'standin' : 'store', replayed: d.replayed, reason: d.reason })
+        },
         () => { if (guard.done) return; guard.release(); settle({ code: '05', via: 'error', replayed: false, reason: 'store_error' }) }
       )
     })

@@ -19,6 +19,12 @@ export function summarize (r: SimResult, opts: SimOptions): string {
   lines.push(`answers: ${fmt(r.counts.answers)}`)
   if (r.earlierRecords > 0) lines.push(`card-lifecycle records of earlier formats in the start state: ${r.earlierRecords}`)
   lines.push(`outbox events folded into balances: ${r.eventsFolded}`)
+  const s = r.standIn
+  if (s !== null) {
+    lines.push(`stand-in: ${s.outages} outages (${s.refused} store calls refused), answered 00 ${s.approved} (+${s.fromJournal} repeats from the journal), declined ${s.declined}; ` +
+      `replays applied ${s.applied} (${s.unheard} never heard by the platform), existing ${s.existing}, onto another answer ${s.exceptions}; below zero ${s.negative}; ` +
+      `${s.windows} outages closed, most used in one: card ${s.cardCountMax} approvals / ${s.cardAmountMax}, instance ${s.instanceCountMax} / ${s.instanceAmountMax}`)
+  }
   lines.push(`operations left to an operator with a reconcile note (a repeat refused as 1054, or unconfirmed past retention): ${r.reconcile}`)
   if (r.violations.length === 0) {
     lines.push('invariants: all held')

@@ -29,7 +29,9 @@ local held = tonumber(rec.held)
 local amt = held
 if ARGV[1] ~= '' then amt = amount(ARGV[1]) end
 if amt > held then return {'EXCEEDS_HOLD'} end
-local available = redis.call('HINCRBY', KEYS[1], 'available', amt)
+-- a stand-in approval of an unknown urn is a 00 holding nothing, and no customer: HINCRBY would make one
+local available = 0
+if redis.call('EXISTS', KEYS[1]) == 1 then available = redis.call('HINCRBY', KEYS[1], 'available', amt) end
 local left = held - amt
 holdRelease(KEYS[3], KEYS[2], KEYS[1], rec.last4, amt, left)
 local kept = {}

@@ -1,0 +1,199 @@
+// Stand-in in the money simulation (docs/operations/standin.md): every process runs the real StandIn with its
+// real journal on disk, in a folder that outlives the process's incarnations as a volume does; its appends wait
+// in the scheduler like any call, so a kill can come before or after a flush. Beside it, the simulation keeps
+// its own account of what the platform was answered in stand-in, from the answers and the store calls alone:
+// - standin-within-caps: the distinct references answered 00 in stand-in in one outage (until the store
+//   answers and each of them has reached it) stay within the policy's caps per card and per instance;
+// - standin-replayed-once: every stand-in approval becomes one new decision in the store, once (a replay that
+//   makes a second decision of an approval already replayed is money moved twice), and none is lost: once the
+//   instance says it has nothing left to replay, every approval the platform heard has reached the store.
+import { FileStandInJournal, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
+import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
+import type { ProcessHandle, SimContext } from './context.js'
+
+/**
+ * The simulation's policy: tight enough that its caps bind within one outage (a few cards, a few requests
+ * each); ECOM off and ATM left out, so both are declined in stand-in.
+ */
+export const SIM_STANDIN_POLICY = {
+  channels: { POS: { enabled: true, perTransactionMax: '3000' }, 'POS-Contactless': { enabled: true }, ECOM: { enabled: false } },
+  perCard: { count: 3, amount: '6000' },
+  perInstance: { count: 10, amount: '20000' },
+  blockedMcc: ['7995']
+} as const
+
+/** Above any pid the system hands out (Linux's pid_max is at most 2^22): a dead incarnation's pid is never alive. */
+const PID_BASE = 2 ** 23
+
+/** The journal of one process incarnation, in the folder every incarnation shares. */
+export function journalOf (dir: string, processId: number): FileStandInJournal {
+  return new FileStandInJournal(dir, 'money-sim', PID_BASE + processId)
+}
+
+/**
+ * The real journal, with each append (its write and flush) a queued call: a kill before it runs loses the
+ * line, or finds it flushed and never answered; `standin-journal-late` has the deadline answer 05 while the
+ * flush runs.
+ */
+export class ScheduledJournal implements StandInJournal {
+  constructor (private readonly sim: SimContext, private readonly proc: ProcessHandle, readonly disk: FileStandInJournal) {}
+
+  async append (entry: StandInEntry): Promise<void> {
+    const sim = this.sim
+    if (!this.proc.alive) return await new Promise<void>(() => {})
+    await new Promise<void>((resolve, reject) => {
+      sim.scheduler.add({
+        owner: this.proc.id,
+        label: 'journal',
+        run: async () => {
+          const late = sim.fault(['standin-journal-late']) !== null
+          sim.trace?.push(`journal ${JSON.stringify({ urn: entry.input.urn, ref: entry.input.reference, debit: entry.input.debitAmount, attempt: entry.input.attempt })}${late ? ' after the deadline' : ''}`)
+          // the line is handed to the journal's write and flush; a late deadline comes while they run
+          const flushed = this.disk.append(entry)
+          if (late) sim.attempts.get(entry.input.attempt)?.fireGuard()
+          try {
+            await flushed
+            resolve()
+          } catch (err) {
+            reject(err as Error)
+          }
+        },
+        orphan: async () => {
+          // flushed just before the kill (replayed though never answered), or cut short (skipped on adoption)
+          const flushed = sim.rnd() < 0.5
+          sim.trace?.push(`journal ${JSON.stringify({ urn: entry.input.urn, ref: entry.input.reference, attempt: entry.input.attempt })} of a dead process: ${flushed ? 'flushed' : 'cut short'}`)
+          if (flushed) await this.disk.append(entry)
+        }
+      })
+    })
+  }
+
+  void (id: string): void { this.disk.void(id) }
+  done (id: string): void { this.disk.done(id) }
+  adopt (): StandInEntry[] { return this.disk.adopt() }
+  close (): void { this.disk.close() }
+}
+
+export type ReplayOutcomeSeen = 'applied' | 'existing' | 'existing_decline' | 'conflict'
+
+interface Use { count: number, amount: number }
+
+export interface StandInFigures {
+  /** outage phases run (the store-outage operation) */
+  outages: number
+  /** store calls refused in an outage */
+  refused: number
+  /** answers decided in stand-in: 00 (first of a reference, or from the journal), and the rest */
+  approved: number
+  fromJournal: number
+  declined: number
+  /** replays that reached the store, by what the model says they met */
+  applied: number
+  existing: number
+  exceptions: number
+  /** replays of an approval the platform never heard (flushed, then killed before the answer) */
+  unheard: number
+  /** replays that left a balance below zero */
+  negative: number
+  /** outages (cap windows) closed, and the most one of them used */
+  windows: number
+  cardCountMax: number
+  cardAmountMax: number
+  instanceCountMax: number
+  instanceAmountMax: number
+}
+
+/** The simulation's own account of stand-in (see the top of this file). */
+export class StandInBooks {
+  readonly policy: StandInPolicy = parsePolicy(SIM_STANDIN_POLICY)
+  /** stand-in approvals the platform heard whose replay has not reached the store yet, by refKey */
+  readonly owed = new Map<string, { urn: string, last4: string, debit: number }>()
+  /** replayed onto another answer the store held (existing_decline, conflict): left to an operator */
+  readonly exceptions = new Set<string>()
+  /** the approvals (reference and attempt) a replay made a decision of */
+  private readonly applied = new Set<string>()
+  /** caps passed, found while a request was being answered: reported after the step (settled) */
+  private readonly overCaps: string[] = []
+  private refs = new Set<string>()
+  private cards = new Map<string, Use>()
+  private instance: Use = { count: 0, amount: 0 }
+  readonly figures: StandInFigures = {
+    outages: 0, refused: 0, approved: 0, fromJournal: 0, declined: 0, applied: 0, existing: 0, exceptions: 0, unheard: 0, negative: 0,
+    windows: 0, cardCountMax: 0, cardAmountMax: 0, instanceCountMax: 0, instanceAmountMax: 0
+  }
+
+  /** The platform heard an answer decided in stand-in. */
+  answered (key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean): void {
+    if (code !== '00') { this.figures.declined++; return }
+    if (fromJournal) this.figures.fromJournal++
+    else this.figures.approved++
+    if (!this.owed.has(key)) this.owed.set(key, { urn, last4, debit })
+    if (this.refs.has(key)) return
+    // one approval of a reference counts once in the caps, however often it is answered
+    this.refs.add(key)
+    const card = JSON.stringify([urn, last4])
+    const c = this.cards.get(card) ?? { count: 0, amount: 0 }
+    c.count++
+    c.amount += debit
+    this.cards.set(card, c)
+    this.instance.count++
+    this.instance.amount += debit
+    const f = this.figures
+    f.cardCountMax = Math.max(f.cardCountMax, c.count)
+    f.cardAmountMax = Math.max(f.cardAmountMax, c.amount)
+    f.instanceCountMax = Math.max(f.instanceCountMax, this.instance.count)
+    f.instanceAmountMax = Math.max(f.instanceAmountMax, this.instance.amount)
+    const p = this.policy
+    if (c.count > p.perCard.count || c.amount > p.perCard.amount) {
+      this.overCaps.push(`card ${card}: ${c.count} stand-in approvals for ${c.amount} in one outage (caps ${p.perCard.count}, ${p.perCard.amount}); latest ${key}`)
+    }
+    if ((p.perInstance.count !== null && this.instance.count > p.perInstance.count) || this.instance.amount > p.perInstance.amount) {
+      this.overCaps.push(`the instance: ${this.instance.count} stand-in approvals for ${this.instance.amount} in one outage (caps ${String(p.perInstance.count)}, ${p.perInstance.amount}); latest ${key}`)
+    }
+  }
+
+  /**
+   * A replay of the approval made for `attempt` reached the store; `outcome` is what the model says it met
+   * there. (A reference approved again in a later outage, its first decision forgotten, is another attempt.)
+   */
+  replayed (sim: SimContext, key: string, attempt: string, outcome: ReplayOutcomeSeen): void {
+    const heard = this.owed.has(key)
+    if (outcome === 'applied') {
+      this.figures.applied++
+      const approval = JSON.stringify([key, attempt])
+      if (this.applied.has(approval)) sim.violation('standin-replayed-once', `${key} (attempt ${attempt}): replayed into a second decision`)
+      this.applied.add(approval)
+      if (!heard) this.figures.unheard++
+    } else if (outcome === 'existing') {
+      this.figures.existing++
+    } else {
+      this.figures.exceptions++
+      if (heard) this.exceptions.add(key)
+    }
+    this.owed.delete(key)
+    if (!sim.outage && this.owed.size === 0) this.closeWindow()
+  }
+
+  /**
+   * A point where the store answers and the instance says how much it has left to replay: with nothing left,
+   * nothing the platform heard may be owed.
+   */
+  settled (sim: SimContext, backlog: number): void {
+    for (const detail of this.overCaps.splice(0)) sim.violation('standin-within-caps', detail)
+    if (sim.outage) return
+    if (backlog === 0 && this.owed.size > 0) {
+      const [key, o] = this.owed.entries().next().value as [string, { debit: number }]
+      sim.violation('standin-replayed-once', `${this.owed.size} stand-in approvals answered 00 never reached the store, and the instance has nothing left to replay (first: ${key}, ${o.debit})`)
+      this.owed.clear()
+    }
+    if (this.owed.size === 0) this.closeWindow()
+  }
+
+  private closeWindow (): void {
+    if (this.refs.size === 0) return
+    this.figures.windows++
+    this.refs = new Set()
+    this.cards = new Map()
+    this.instance = { count: 0, amount: 0 }
+  }
+}
