@@ -343,11 +343,10 @@ export class StandIn {
     if (nb === undefined || this.opts.queueNegativeBalance === undefined) return true
     try {
       await this.opts.queueNegativeBalance(nb)
-      // the queue is in the store: it answers
-      this.unreachable = false
       return true
     } catch (err) {
-      if (isStoreNotDone(err)) this.unreachable = true
+      // the stand-in's state is not changed: decisions find out for themselves whether the store answers, and
+      // the next replay pass hands it over again
       this.opts.log.warn({ urn: nb.urn, reference: nb.reference, err: (err as Error).message }, 'stand-in replay: negative_balance exception not queued; trying again')
       this.gauges()
       return false
