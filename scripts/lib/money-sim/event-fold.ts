@@ -10,8 +10,8 @@ import type { CheckEnv } from './invariants.js'
 type Move = (data: Record<string, unknown>) => number
 
 const num = (v: unknown): number => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN)
-/** a balance: below zero after a stand-in replay or a posting over what was held (the books rule) */
-const balanceOf = (v: unknown): number => (typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : NaN)
+/** a balance: below zero after a clearing over its hold or a stand-in replay */
+const signed = (v: unknown): number => (typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : NaN)
 
 /** What each event type does to the customer's available balance. */
 const MOVES: Record<string, Move> = {
@@ -57,7 +57,7 @@ export class EventFold {
         const urn = String(data.urn)
         // a statement's posting: its event carries the balance after it, not the change (the outcomes table
         // decides the change from the hold); the fold takes that balance, and books-agree checks it against the model
-        const move = type === 'settlement.posted' ? (x: Record<string, unknown>) => balanceOf(x.available) - this.balance(urn) : MOVES[type]
+        const move = type === 'settlement.posted' ? (x: Record<string, unknown>) => signed(x.available) - this.balance(urn) : MOVES[type]
         if (move === undefined) { sim.violation('events-replay', `event ${e.id} of ${urn}: type ${type} has no known effect on money`); continue }
         const delta = move(data)
         if (!Number.isSafeInteger(delta)) { sim.violation('events-replay', `event ${e.id} ${type} of ${urn}: no amount in ${JSON.stringify(data)}`); continue }
@@ -65,7 +65,7 @@ export class EventFold {
         this.balances.set(urn, after)
         this.folded++
         // the balance the event reports after its change (null when the store did not know it)
-        const reported = balanceOf(data.available)
+        const reported = num(data.available)
         if (!Number.isNaN(reported) && reported !== after) {
           sim.violation('events-replay', `event ${e.id} ${type} of ${urn} reports available ${reported}, the events before it and its own change make ${after}`)
         }
