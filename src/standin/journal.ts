@@ -14,6 +14,17 @@ import { processAlive, readJournalLines, storeTag } from '../process-journal-fil
 const writeAsync = promisify(write)
 const fdatasyncAsync = promisify(fdatasync)
 
+/** The journal's asynchronous writes: the file system's, or a test's that holds or fails a flush. */
+export interface JournalIo {
+  write: (fd: number, text: string) => Promise<unknown>
+  fdatasync: (fd: number) => Promise<void>
+}
+
+export const fileIo: JournalIo = {
+  write: async (fd, text) => await writeAsync(fd, text),
+  fdatasync: async (fd) => { await fdatasyncAsync(fd) }
+}
+
 export interface StandInEntry {
   /** the customer and reference: one stand-in decision per reference */
   id: string
@@ -95,13 +106,18 @@ export class FileStandInJournal implements StandInJournal {
   private readonly pattern: RegExp
   private queue: Waiter[] = []
   private flushing = false
-  /** entries written and not yet done or voided: at zero (and nothing queued) the file is emptied */
-  private open = 0
+  /**
+   * Ids appended (from the moment they are queued, not when their flush ends), adopted or left in our file,
+   * and not yet done or voided. Empty, with nothing queued or being flushed, the file is emptied. Ids, not a
+   * count: a void that comes while its add is still being flushed, or a done and a void of one id, each close
+   * that id once, and can never close another entry's (which would empty a file still owing an approval).
+   */
+  private readonly owed = new Set<string>()
   private closed = false
   /** what this process's own file held at start (an earlier process with the same pid) */
   private own: StandInEntry[]
 
-  constructor (private readonly dir: string, storeIdentity: string, private readonly pid = process.pid) {
+  constructor (private readonly dir: string, storeIdentity: string, private readonly pid = process.pid, private readonly io: JournalIo = fileIo) {
     mkdirSync(dir, { recursive: true })
     this.store = storeTag(storeIdentity)
     this.pattern = new RegExp(`^standin-${this.store}-(\\d+)(\\.from-\\d+)?\\.ndjson$`)
@@ -116,17 +132,27 @@ export class FileStandInJournal implements StandInJournal {
       try { readSync(rfd, last, 0, 1, size - 1) } finally { closeSync(rfd) }
       if (last[0] !== 0x0a) writeSync(this.fd, '\n')
     }
-    this.open = this.own.length
+    for (const e of this.own) this.owed.add(e.id)
   }
 
   async append (entry: StandInEntry): Promise<void> {
     if (this.closed) throw new Error('stand-in journal closed')
     const text = JSON.stringify({ a: 'add', ...entry }) + '\n'
-    await new Promise<void>((resolve, reject) => {
-      this.queue.push({ text, resolve, reject })
-      if (!this.flushing) void this.flush()
-    })
-    this.open++
+    this.owed.add(entry.id)
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.queue.push({ text, resolve, reject })
+        if (!this.flushing) void this.flush()
+      })
+    } catch (err) {
+      // answered 05: the line may be in the file all the same (written, its flush failed), so it is voided
+      // where that can still be written, and a later start never replays it
+      if (this.owed.delete(entry.id)) {
+        try { writeSync(this.fd, JSON.stringify({ a: 'void', id: entry.id }) + '\n') } catch {}
+      }
+      this.emptyIfNothingOwed()
+      throw err
+    }
   }
 
   /** Group commit: what was queued while the last flush ran goes in one write and one fdatasync. */
@@ -137,8 +163,8 @@ export class FileStandInJournal implements StandInJournal {
         const batch = this.queue
         this.queue = []
         try {
-          await writeAsync(this.fd, batch.map((w) => w.text).join(''))
-          await fdatasyncAsync(this.fd)
+          await this.io.write(this.fd, batch.map((w) => w.text).join(''))
+          await this.io.fdatasync(this.fd)
           for (const w of batch) w.resolve()
         } catch (err) {
           for (const w of batch) w.reject(err as Error)
@@ -147,22 +173,26 @@ export class FileStandInJournal implements StandInJournal {
     } finally {
       this.flushing = false
     }
+    // what was settled while this flush ran could not empty the file then (a file left whole is harmless)
+    try { this.emptyIfNothingOwed() } catch {}
   }
 
   void (id: string): void {
     writeSync(this.fd, JSON.stringify({ a: 'void', id }) + '\n')
     fdatasyncSync(this.fd)
-    this.settle()
+    this.owed.delete(id)
+    this.emptyIfNothingOwed()
   }
 
   done (id: string): void {
     writeSync(this.fd, JSON.stringify({ a: 'done', id }) + '\n')
-    this.settle()
+    this.owed.delete(id)
+    this.emptyIfNothingOwed()
   }
 
-  private settle (): void {
-    this.open = Math.max(0, this.open - 1)
-    if (this.open === 0 && this.queue.length === 0 && !this.flushing) ftruncateSync(this.fd, 0)
+  private emptyIfNothingOwed (): void {
+    if (this.closed || this.owed.size > 0 || this.queue.length > 0 || this.flushing) return
+    ftruncateSync(this.fd, 0)
   }
 
   adopt (): StandInEntry[] {
@@ -191,7 +221,7 @@ export class FileStandInJournal implements StandInJournal {
         // into our own file before the other is deleted: a kill in between leaves both, and an entry twice is one id
         writeSync(this.fd, entries.map((e) => JSON.stringify({ a: 'add', ...e }) + '\n').join(''))
         fdatasyncSync(this.fd)
-        this.open += entries.length
+        for (const e of entries) this.owed.add(e.id)
       }
       unlinkSync(claimed)
       for (const e of entries) { ids.add(e.id); found.push(e) }
