@@ -1,8 +1,9 @@
 // The stand-in journal on disk: an approval is in the file before append resolves; the file of a process
 // that is gone is adopted once (also by two processes at once); a line cut short by a kill is skipped and
 // never swallows the next; a void (the deadline answered 05 first) keeps an entry from replay even when it
-// is written before its add line; the file is emptied once nothing is owed, and never while an approval
-// is owed, however a void, a done and a flush that fails interleave.
+// is written before its add line; replayed entries stay in the file (for the caps) until the outage's end,
+// when it is emptied if nothing is owed, and never while an approval is owed, however a void, a done and a
+// flush that fails interleave.
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
@@ -27,7 +28,7 @@ function lines (path: string): string[] {
   return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
 }
 
-t.test('append resolves with the line in the file; done empties it once nothing is owed', async (t) => {
+t.test('append resolves with the line in the file; the outage\'s end empties it once nothing is owed', async (t) => {
   const dir = tempDir(t)
   const j = new FileStandInJournal(dir, STORE)
   t.teardown(() => { j.close() })
@@ -37,8 +38,12 @@ t.test('append resolves with the line in the file; done empties it once nothing 
   t.same(pendingOf(lines(j.path).map((l) => JSON.parse(l) as never)).map((e) => e.id), many.map((e) => e.id), 'read back oldest first')
   for (const e of many.slice(0, 49)) j.done(e.id)
   t.equal(lines(j.path).length, 99, 'done lines appended while one is still owed')
+  j.endOutage()
+  t.equal(lines(j.path).length, 99, 'one still owed: kept whole')
   j.done(many[49]!.id)
-  t.equal(readFileSync(j.path, 'utf8'), '', 'nothing owed: emptied')
+  t.equal(lines(j.path).length, 100, 'nothing owed: the replayed entries are kept until the outage is over')
+  j.endOutage()
+  t.equal(readFileSync(j.path, 'utf8'), '', 'the outage over: emptied')
 })
 
 t.test('the journal of a process that is gone is adopted once, oldest first; a torn last line is skipped', async (t) => {
@@ -56,10 +61,11 @@ t.test('the journal of a process that is gone is adopted once, oldest first; a t
   const a = new FileStandInJournal(dir, STORE, process.pid)
   const b = new FileStandInJournal(dir, 'another program|p:', process.pid)
   t.teardown(() => { a.close(); b.close() })
-  t.same(b.adopt(), [], 'another store\'s journal is not ours')
-  const adopted = a.adopt()
+  t.same(b.adopt(), { owed: [], replayed: [] }, 'another store\'s journal is not ours')
+  const { owed: adopted, replayed } = a.adopt()
   t.same(adopted.map((e) => e.input.reference), ['A', 'B'], 'A and B, oldest first; C was replayed, D never flushed')
-  t.same(a.adopt(), [], 'adopted once')
+  t.same(replayed.map((e) => e.input.reference), ['C'], 'C replayed in this outage: for the caps')
+  t.same(a.adopt(), { owed: [], replayed: [] }, 'adopted once')
   t.same(readdirSync(dir).sort(), [basename(a.path), basename(b.path)].sort(), 'their file is gone')
   t.same(pendingOf(lines(a.path).map((l) => JSON.parse(l) as never)).map((e) => e.input.reference), ['A', 'B'], 'now in our file, before theirs was deleted')
 })
@@ -72,7 +78,7 @@ t.test('two processes adopting at once: each entry goes to one of them', async (
   const a = new FileStandInJournal(dir, STORE, process.pid)
   const b = new FileStandInJournal(dir, STORE, process.ppid)
   t.teardown(() => { a.close(); b.close() })
-  const got = [...a.adopt(), ...b.adopt()]
+  const got = [...a.adopt().owed, ...b.adopt().owed]
   t.same(got.map((e) => e.input.reference), ['X'])
 })
 
@@ -85,7 +91,7 @@ t.test('the same pid again (a container restarted): its own file is adopted, and
   appendFileSync(first.path, '{"a":"add","id":"[\\"UJ1\\",\\"T')
   const second = new FileStandInJournal(dir, STORE, pid)
   t.teardown(() => { second.close() })
-  t.same(second.adopt().map((e) => e.input.reference), ['A'])
+  t.same(second.adopt().owed.map((e) => e.input.reference), ['A'])
   await second.append(entry('B', 2000))
   const third = new FileStandInJournal(dir, STORE, deadPid())
   t.teardown(() => { third.close() })
@@ -138,7 +144,7 @@ function heldIo (): JournalIo & { hold: () => { entered: Promise<void>, settle: 
 /** what the next process with this pid would replay */
 function owedAfterRestart (dir: string, pid: number): string[] {
   const next = new FileStandInJournal(dir, STORE, pid)
-  try { return next.adopt().map((e) => e.input.reference) } finally { next.close() }
+  try { return next.adopt().owed.map((e) => e.input.reference) } finally { next.close() }
 }
 
 t.test('a void while its add is being flushed, and the flush then fails: the approval owed before is kept', async (t) => {
@@ -159,7 +165,7 @@ t.test('a void while its add is being flushed, and the flush then fails: the app
   t.same(owedAfterRestart(dir, pid), ['A'], 'A was answered 00 and not replayed: still in the file')
 })
 
-t.test('a void while its add is being flushed: the file is emptied once nothing else is owed', async (t) => {
+t.test('a void while its add is being flushed: the file is emptied at the outage\'s end once nothing else is owed', async (t) => {
   const dir = tempDir(t)
   const pid = deadPid()
   const io = heldIo()
@@ -169,12 +175,16 @@ t.test('a void while its add is being flushed: the file is emptied once nothing 
   const a = j.append(entry('A', 1000, 1))
   await flush.entered
   j.void(entryId('UJ1', 'A'))
+  j.endOutage()
+  t.not(readFileSync(j.path, 'utf8'), '', 'A\'s line still being flushed: kept')
   flush.settle()
   await a
-  t.equal(readFileSync(j.path, 'utf8'), '', 'A voided and its flush over: nothing owed')
+  j.endOutage()
+  t.equal(readFileSync(j.path, 'utf8'), '', 'A voided and its flush over: nothing owed, emptied')
   await j.append(entry('B', 2000, 2))
   t.same(owedAfterRestart(dir, pid), ['B'])
   j.done(entryId('UJ1', 'B'))
+  j.endOutage()
   t.equal(readFileSync(j.path, 'utf8'), '', 'B replayed: nothing owed, emptied')
 })
 
