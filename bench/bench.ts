@@ -12,8 +12,8 @@
 // stopped at the end) instead of REDIS_URL, and extauth with REDIS_WAIT_REPLICAS=N against extauth without
 // it, in place of the floors.
 import { parseArgs } from 'node:util'
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { randomBytes, randomInt } from 'node:crypto'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
@@ -24,7 +24,7 @@ import { AUTH_PATH, DEFAULT_CREDIT_MINOR, newRunId, planRequest, platformHeaders
 import { spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
 import { startChild, waitUntilReady, type Child } from '../scripts/lib/child.js'
 import { freePort } from '../scripts/lib/free-port.js'
-import { buildCheckout } from './lib/machine.js'
+import { buildCheckout, cpuSeconds } from './lib/machine.js'
 import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { deleteByPrefix, redisVersion } from '../scripts/lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from '../scripts/lib/stats.js'
@@ -102,26 +102,6 @@ const scenario: Scenario = { runId: newRunId(Date.now(), randomInt(37)), urns, d
 let seq = 0
 
 const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
-
-const clockTicks = ((): number => {
-  try {
-    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
-    return ticks > 0 ? ticks : 100
-  } catch {
-    return 100
-  }
-})()
-
-/** User + system CPU seconds of a process so far (Linux); NaN elsewhere. */
-function cpuSeconds (pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks
-  } catch {
-    return Number.NaN
-  }
-}
 
 async function redisCpuSeconds (r: Redis): Promise<number> {
   const info = await r.info('cpu')

@@ -1,8 +1,9 @@
-// What the benches share about this machine: whether a command is installed, running a process on one core
-// (taskset, when there), a redis-server of their own (on one core when asked), building a checkout as production
-// does, and reading rounds that took turns.
+// What the benches share about this machine: whether a command is installed, a process's CPU time, running a
+// process on one core (taskset, when there), a redis-server of their own (on one core when asked), building a
+// checkout as production does, and reading rounds that took turns.
 import { execFileSync, spawn } from 'node:child_process'
-import { join } from 'node:path'
+import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { Redis } from 'ioredis'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { REPO_ROOT } from '../../scripts/lib/extauth.js'
@@ -23,9 +24,37 @@ export const pinned = has('taskset')
 /** argv to run on one core: [command, args] */
 export const onCore = (core: number, argv: string[]): [string, string[]] => pinned ? ['taskset', ['-c', String(core), ...argv]] : [argv[0] as string, argv.slice(1)]
 
+const clockTicks = ((): number => {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+    return ticks > 0 ? ticks : 100
+  } catch {
+    return 100
+  }
+})()
+
+/** User + system CPU seconds of a process so far (Linux, from /proc); NaN elsewhere or once it has gone. */
+export function cpuSeconds (pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** Builds a checkout with tsc and one of its projects (tsconfig.build.json: its dist/, as production does). */
 export function buildCheckout (dir: string, project: string): void {
   execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
+  // tsc emits only what it compiles: the .lua files the built modules read when loaded go beside them, as
+  // `npm run build` copies them into dist/ (scripts/copy-lua.ts); a checkout from before them has none
+  const out = project === 'tsconfig.bench.json' ? join(dir, '.bench-build', 'src') : join(dir, 'dist')
+  for (const file of readdirSync(join(dir, 'src'), { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.lua')) continue
+    mkdirSync(dirname(join(out, file)), { recursive: true })
+    copyFileSync(join(dir, 'src', file), join(out, file))
+  }
 }
 
 export const median = (xs: number[]): number => percentile(sortedCopy(xs), 50)

@@ -15,9 +15,16 @@ export interface Child {
   removeLog: () => void
 }
 
-export function startChild (args: string[], opts: { env: NodeJS.ProcessEnv, cwd: string, logFile: string }): Child {
+/**
+ * `wrap`: a command that runs node for us and becomes it (`['taskset', '-c', '3']`, which execs node on core 3),
+ * so the child's pid is node's.
+ */
+export function startChild (args: string[], opts: { env: NodeJS.ProcessEnv, cwd: string, logFile: string, wrap?: string[] }): Child {
   const fd = openSync(opts.logFile, 'w')
-  const proc = spawn(process.execPath, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', fd, fd] })
+  const [cmd, argv] = opts.wrap !== undefined && opts.wrap.length > 0
+    ? [opts.wrap[0] as string, [...opts.wrap.slice(1), process.execPath, ...args]]
+    : [process.execPath, args]
+  const proc = spawn(cmd, argv, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', fd, fd] })
   closeSync(fd)
   let exitCode: number | null | undefined
   const exited = new Promise<number | null>((resolve) => {

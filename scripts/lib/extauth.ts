@@ -31,6 +31,8 @@ export interface SpawnOptions {
   keys?: PlatformKeys
   /** the built server to run (e.g. dist/server.js), as production does; without: the sources through tsx */
   script?: string
+  /** a command that execs node (`['taskset', '-c', '3']`): see startChild */
+  wrap?: string[]
 }
 
 export async function spawnExtauth (opts: SpawnOptions = {}): Promise<SpawnedExtauth> {
@@ -56,7 +58,7 @@ export async function spawnExtauth (opts: SpawnOptions = {}): Promise<SpawnedExt
   }
   const logFile = join(tmpdir(), `${opts.name ?? 'extauth'}-${process.pid}-${port}.log`)
   const args = opts.script !== undefined ? [opts.script] : ['--import', 'tsx', join(REPO_ROOT, 'src/server.ts')]
-  const child = startChild(args, { env, cwd: REPO_ROOT, logFile })
+  const child = startChild(args, { env, cwd: REPO_ROOT, logFile, ...(opts.wrap !== undefined ? { wrap: opts.wrap } : {}) })
   const baseUrl = `http://127.0.0.1:${port}`
   try {
     await waitUntilReady(child, `${baseUrl}/health/ready`)

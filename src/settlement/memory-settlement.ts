@@ -199,10 +199,16 @@ export class MemorySettlement implements SettlementStore {
     const due = this.store.holds.due(asOfMs, max)
     let expired = 0
     for (const h of due) {
-      const [urnp, refp] = h.member.split(':') as [string, string, string]
+      const [urnp, refp, l4p] = h.member.split(':') as [string, string, string]
       const urn = unpart(urnp)
       const key = this.s.keys.decision(urn, unpart(refp))
-      const rec = this.s.getRecord(key)
+      const found = this.s.getRecord(key)
+      // the decision under the member's key may be another one than the member's (HoldIndex.decidedAtOf): an
+      // approval of the same card, decided when the member's was
+      const rec = found !== undefined && found.code === '00' && this.store.holdMember(key, found.last4) === h.member &&
+        found.decidedAtMs === this.store.holds.decidedAtOf(h.member)
+        ? found
+        : undefined
       const cust = this.s.customers.get(urn)
       if (rec !== undefined && cust !== undefined) {
         const held = Number(rec.held)
@@ -212,11 +218,12 @@ export class MemorySettlement implements SettlementStore {
         this.s.emit(urn, 'authorization.expired', { reference: rec.reference, last4: rec.last4, released: String(held), available: String(cust.available), held: String(cust.held) })
         expired++
       } else if (cust !== undefined && this.store.holds.amountOf(h.member) > 0) {
-        // its decision is gone (no expiry ran for as long as it is kept past the expiry): the amount goes back all the same
+        // its decision is gone (no expiry ran for as long as it is kept past the expiry), or the key holds another
+        // decision: what the index says this hold holds goes back all the same, and nothing of the other
         const amt = this.store.holds.amountOf(h.member)
         cust.held -= amt
         cust.available += amt
-        this.s.emit(urn, 'authorization.expired', { reference: unpart(refp), last4: unpart(h.member.split(':')[2] ?? ''), released: String(amt), available: String(cust.available), held: String(cust.held) })
+        this.s.emit(urn, 'authorization.expired', { reference: unpart(refp), last4: unpart(l4p), released: String(amt), available: String(cust.available), held: String(cust.held) })
         expired++
       }
       this.store.holds.remove(h.member)
