@@ -11,7 +11,7 @@ import { isStoreNotDone } from '../errors.js'
 import type { RuleHit } from '../domain/rule-hits.js'
 import type { AuthorizeInput, Store } from '../store/types.js'
 import { StandInCaps, type CapRefusal } from './caps.js'
-import { byAge, entryId, type StandInEntry, type StandInJournal } from './journal.js'
+import { byAge, entryId, type Adopted, type StandInEntry, type StandInJournal } from './journal.js'
 import { refusalOf, type PolicyRefusal, type StandInPolicy } from './policy.js'
 import { REPLAY_OUTCOMES, type ReplayOutcome, type StandInMetrics } from './metrics.js'
 import type { NegativeBalance, NegativeBalanceHook, NegativeBalanceQueue } from './negative-balance.js'
@@ -109,7 +109,7 @@ export class StandIn {
   }
 
   private adopt (): number {
-    let found: StandInEntry[]
+    let found: Adopted
     try {
       found = this.opts.journal.adopt()
     } catch (err) {
@@ -117,16 +117,24 @@ export class StandIn {
       return 0
     }
     let n = 0
-    for (const entry of found) {
+    for (const entry of found.owed) {
       if (this.pending.has(entry.id)) continue
       const card = StandInCaps.cardOf(entry.input.urn, entry.input.last4)
-      // still owed to the store: it counts in this outage's caps until it is replayed
+      // approvals of this outage count in its caps until the outage is over, replayed or not
       this.caps.count(card, entry.input.debitAmount)
       this.sinceMs ??= entry.atMs
       this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false })
       n++
     }
-    if (n > 0) this.opts.log.warn({ entries: n }, 'stand-in approvals left by an earlier process: replaying them into the store')
+    // replayed before the earlier process ended, in an outage that is not over: still in its caps
+    let replayed = 0
+    for (const entry of found.replayed) {
+      if (this.pending.has(entry.id)) continue
+      this.caps.count(StandInCaps.cardOf(entry.input.urn, entry.input.last4), entry.input.debitAmount)
+      this.sinceMs ??= entry.atMs
+      replayed++
+    }
+    if (n > 0 || replayed > 0) this.opts.log.warn({ entries: n, replayed }, 'stand-in approvals left by an earlier process: replaying them into the store')
     this.gauges()
     return n
   }
@@ -367,6 +375,13 @@ export class StandIn {
   /** The outage is over once the store answers and every approval is replayed: the caps start again. */
   private closeOutageIfOver (): void {
     if (this.sinceMs === null || this.active || this.pending.size > 0) return
+    try {
+      this.opts.journal.endOutage()
+    } catch (err) {
+      // a file left whole counts its replayed entries in a later outage's caps: safe, and tried again next time
+      this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not emptied at the outage\'s end')
+      return
+    }
     this.caps.reset()
     this.sinceMs = null
     this.byCode = {}

@@ -1,6 +1,7 @@
 // The stand-in itself: caps that hold under 1,000 concurrent requests for one card; an approval voided by the
 // deadline never replayed; the replay oldest first, each reference once, also when the process is killed
-// mid-replay and the next one adopts its journal.
+// mid-replay and the next one adopts its journal, which then counts the outage's approvals already replayed
+// in its caps as the process before it did.
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { MemoryStore } from '../../src/store/memory.js'
@@ -14,6 +15,7 @@ import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import { authInput } from '../store/contract.js'
 import { POLICY, tempDir } from './helpers.js'
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 
 const STORE = 'memory|replay:'
 const log = createLogger('silent')
@@ -105,6 +107,57 @@ t.test('a process killed mid-replay: the next one adopts its journal and each re
   t.equal((await inner.getCustomer('UK1'))?.available, 100_000 - total, 'every approval debited once')
   const events = (await inner.readDecisionStream('UK1')).filter((e) => e.type === 'decision.created')
   t.same(events.map((e) => e.reference), order.slice().sort((a, b) => a - b).map((k) => `K${k}`), 'replayed oldest first, one event each')
+})
+
+t.test('a process restarted mid-replay of an outage that is not over keeps the caps its replayed approvals used', async (t) => {
+  const { switchedStore } = await import('./helpers.js')
+  const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
+  const dir = tempDir(t)
+  const inner = new MemoryStore()
+  await inner.putCustomer('UR1', {})
+  await inner.credit('UR1', 100_000, 'seed')
+  const sw = switchedStore(inner)
+  // the store goes again after the third replay: the outage is not over
+  let replays = 0
+  const flaky = new Proxy(sw.store, {
+    get (target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown
+      if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      return async (i: AuthorizeInput) => {
+        const r = await target.authorize(i)
+        if (++replays === 3) sw.set('down')
+        return r
+      }
+    }
+  })
+  const caps = { perCard: { count: 100, amount: '100000000' }, perInstance: { amount: '1000' } }
+  const gonePid = spawnSync(process.execPath, ['-e', '']).pid as number
+  const first = standIn(flaky, new FileStandInJournal(dir, STORE, gonePid), caps)
+  t.ok(first.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
+  const t0 = Date.now() - 10_000
+  for (let k = 0; k < 5; k++) t.match(await first.decide(input('UR1', `R${k}`, 200, '4321', t0 + k), null, '5411', live), { code: '00' })
+  t.match(await first.decide(input('UR1', 'R5', 200), null, '5411', live), { code: '05', check: 'perInstance.amount' }, 'the instance cap used up')
+  first.storeAnswered()
+  await first.replayNow()
+  t.match(first.status(), { state: 'active', amount: '1000', replayed: { applied: 3 }, replayBacklog: { count: 2 } }, 'three replayed, then the store went again')
+  await first.stop()
+
+  const journal = new FileStandInJournal(dir, STORE, process.pid)
+  const second = standIn(flaky, journal, caps)
+  t.teardown(async () => { await second.stop() })
+  t.equal(second.start(), 2, 'the two not replayed are adopted for replay')
+  t.ok(second.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.match(second.status(), { amount: '1000', replayBacklog: { count: 2, amount: '400' } }, 'the three replayed still count in this outage')
+  t.match(await second.decide(input('UR1', 'R6', 200), null, '5411', live), { code: '05', check: 'perInstance.amount' }, 'so the cap holds across the restart')
+
+  sw.set('up')
+  second.storeAnswered()
+  await second.replayNow()
+  t.match(second.status(), { state: 'standby', sinceMs: null, amount: '0', replayBacklog: { count: 0 } }, 'everything replayed: the outage is over')
+  t.equal(readFileSync(journal.path, 'utf8'), '', 'and the journal emptied')
+  t.equal((await inner.getCustomer('UR1'))?.available, 100_000 - 1000, 'five approvals debited once')
+  t.ok(second.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.match(await second.decide(input('UR1', 'R7', 200), null, '5411', live), { code: '00' }, 'a new outage: the caps start again')
 })
 
 t.test('an idle instance leaves stand-in once the store answers a ping, without a decision', async (t) => {

@@ -179,7 +179,7 @@ export class SimProcess {
       sim.touchedRefs.add(key)
       sim.touchedUrns.add(body.urn)
       sim.counts.answers[`${d.code} ${d.via}`] = (sim.counts.answers[`${d.code} ${d.via}`] ?? 0) + 1
-      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed)
+      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed, d.check)
       return full
     }
     if (!validBody(body)) return deliver({ code: '05', via: 'refused', replayed: false, reason: 'bad_request' })
@@ -207,7 +207,8 @@ export class SimProcess {
         (d) => {
           if (guard.done) return
           guard.release()
-          settle({ code: d.code, via: d.standIn === true ? 'standin' : 'store', replayed: d.replayed, reason: d.reason })
+          const check = d.standIn === true ? d.values?.check : undefined
+          settle({ code: d.code, via: d.standIn === true ? 'standin' : 'store', replayed: d.replayed, reason: d.reason, ...(typeof check === 'string' ? { check } : {}) })
         },
         () => { if (guard.done) return; guard.release(); settle({ code: '05', via: 'error', replayed: false, reason: 'store_error' }) }
       )
