@@ -126,10 +126,12 @@ export class MemorySettlement implements SettlementStore {
       except('unmatched', '', amt, 'none', 0, `no customer ${p.urn}`)
     } else if (p.type === 'purchase') {
       const key = this.s.keys.decision(p.urn, p.reference)
-      const rec = this.s.getRecord(key)
+      const found = this.s.getRecord(key)
+      // a line that names a card matches only a decision of that card
+      const rec = ofCard(found, p.last4)
       if (rec === undefined) {
         outcome = 'force_post'; delta = -amt
-        except('force_post', '', amt, 'none', 0, 'no authorization')
+        except('force_post', '', amt, 'none', 0, found === undefined ? 'no authorization' : `no authorization of card ${p.last4} (the reference was authorized on card ${found.last4})`)
       } else if (rec.code !== '00') {
         outcome = 'declined_here'; delta = -amt
         except('declined_here', '', amt, 'none', 0, `answered ${rec.code}`)
@@ -153,7 +155,7 @@ export class MemorySettlement implements SettlementStore {
     } else if (p.type === 'reversal') {
       outcome = 'reversal'
       const key = this.s.keys.decision(p.urn, p.reference)
-      const rec = this.s.getRecord(key)
+      const rec = ofCard(this.s.getRecord(key), p.last4)
       // what it still holds is released; beyond it, money back only for what was posted
       let rel = 0
       let credit = amt
@@ -317,6 +319,11 @@ export function movedForFailed (f: NonNullable<LifecycleVerdict['failed']>, r: R
     else if (r.action === 'debit') moved -= f.sign * amt
   }
   return moved
+}
+
+/** The decision a line that names a card (`last4`, '' for none) matches: only one of that card. */
+function ofCard (rec: StoredRecord | undefined, last4: string): StoredRecord | undefined {
+  return rec !== undefined && (last4 === '' || rec.last4 === last4) ? rec : undefined
 }
 
 /** the resolution's reason when a statement's line settles a lifecycle_failed exception (the Redis step writes the same) */

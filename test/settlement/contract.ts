@@ -274,6 +274,26 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.same(await balances(store, urn), { available: 500, held: 0, ledger: 500 })
   })
 
+  t.test('a line that names another card than the authorization\'s: no authorization of that card', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const ref = await approve(store, urn, 2500, later(), { last4: '4321' })
+    // the same reference cleared on card 9999: a force post, and the hold of card 4321 untouched
+    const other = await s.applyPosting(posting(urn, 'purchase', ref, 2500, { last4: '9999' }), 'S1', null)
+    t.equal(other.outcome, 'force_post')
+    t.match(await s.getException(other.exceptions[0] as string), { kind: 'force_post', last4: '9999', detail: /card 9999 .*card 4321/ })
+    t.same(await balances(store, urn), { available: 5000, held: 2500, ledger: 7500 }, 'debited; the hold still held')
+    // a reversal on card 9999 releases nothing of card 4321's hold: money back as for no authorization
+    t.equal((await s.applyPosting(posting(urn, 'reversal', ref, 1000, { last4: '9999' }), 'S1', null)).outcome, 'reversal')
+    t.same(await balances(store, urn), { available: 6000, held: 2500, ledger: 8500 })
+    // the authorization's own card clears it; a line with no card matches by reference and urn alone
+    t.equal((await s.applyPosting(posting(urn, 'purchase', ref, 2000, { last4: '4321' }), 'S1', null)).outcome, 'cleared_partial')
+    t.same(await balances(store, urn), { available: 6500, held: 0, ledger: 6500 })
+    t.equal((await s.applyPosting(posting(urn, 'purchase', ref, 500, { last4: '' }), 'S1', null)).outcome, 'cleared')
+    t.same(await balances(store, urn), { available: 6000, held: 0, ledger: 6000 })
+  })
+
   t.test('refund credits; reversal releases what is held, else credits; fee debits; adjustment credits; each once', async (t) => {
     const store = await make(t)
     const s = settlementFor(store)

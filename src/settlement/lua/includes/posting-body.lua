@@ -43,10 +43,19 @@ if not exists then
   except('unmatched', '', amt, 'none', 0, 'no customer ' .. urn)
 elseif ptype == 'purchase' then
   local raw = redis.call('GET', KEYS[2])
-  if not raw then
+  -- a line that names a card matches only a decision of that card: the reference on another card is no
+  -- authorization of this one
+  local otherCard = nil
+  if raw and last4 ~= '' then
+    local l4 = recordLast4(raw)
+    if l4 ~= last4 then otherCard = l4 end
+  end
+  if not raw or otherCard then
     outcome = 'force_post'
     delta = -amt
-    except('force_post', '', amt, 'none', 0, 'no authorization')
+    local detail = 'no authorization'
+    if otherCard then detail = 'no authorization of card ' .. last4 .. ' (the reference was authorized on card ' .. otherCard .. ')' end
+    except('force_post', '', amt, 'none', 0, detail)
   else
     local rec = decodeRecord(raw, KEYS[2], urn, ref, recordLast4(raw))
     if rec.code ~= '00' then
@@ -82,7 +91,7 @@ elseif ptype == 'reversal' then
   -- what the authorization still holds is released; beyond it, money back only for what was posted (a
   -- reversal of an expired or never posted authorization has nothing more to give back)
   local rel, credit = 0, amt
-  if raw then
+  if raw and (last4 == '' or recordLast4(raw) == last4) then
     local rec = decodeRecord(raw, KEYS[2], urn, ref, recordLast4(raw))
     if rec.code == '00' then
       rel = tonumber(rec.held)
