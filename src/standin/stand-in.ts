@@ -23,13 +23,16 @@ export interface StandInResult {
   ruleId: string | null
   /** a repeat of a reference decided in stand-in, answered from the journal */
   replayed: boolean
-  /** for a stand-in decline: the policy check or cap */
-  check?: PolicyRefusal | CapRefusal | 'journal'
+  /** for a stand-in decline: the policy check or cap; 'deadline': the deadline had answered 05 already */
+  check?: PolicyRefusal | CapRefusal | 'journal' | 'deadline'
 }
 
 /** What a decision's deadline guard offers the stand-in (src/decision/deadline.ts, AbortHook). */
 export interface StandInAbort {
+  /** the deadline has answered 05 */
   readonly aborted: boolean
+  /** the guard has let go of the request: the deadline answered (aborted), or the decision's answer is sent */
+  readonly done: boolean
   onAbort: (fn: (() => void) | null) => void
 }
 
@@ -40,6 +43,11 @@ interface Pending {
   durable: Promise<boolean>
   flushed: boolean
   voided: boolean
+  /**
+   * The request's guard while its answer may still be the deadline's 05 (null: its 00 has been sent, or the
+   * entry was adopted from a process that is gone). The replay never takes an entry before this is null.
+   */
+  guard: StandInAbort | null
   /** replayed below zero, not yet taken by the exception queue: the next pass hands it over again */
   owed?: NegativeBalance
 }
@@ -123,7 +131,9 @@ export class StandIn {
       // approvals of this outage count in its caps until the outage is over, replayed or not
       this.caps.count(card, entry.input.debitAmount)
       this.sinceMs ??= entry.atMs
-      this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false })
+      // its process is gone: its request was answered 00, or never answered (died between flush and answer). A
+      // deadline's 05 never leaves before the void line is flushed (voidEntry runs first), so none of these was
+      this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false, guard: null })
       n++
     }
     // replayed before the earlier process ended, in an outage that is not over: still in its caps
@@ -216,9 +226,13 @@ export class StandIn {
   /**
    * Decides in stand-in: the rules' decline (rules that need no store have run), then the policy's checks
    * and caps; an approval is journaled and flushed before this resolves. `abort` is the request's deadline
-   * guard: an approval it answers 05 first is voided (never replayed) and its caps given back.
+   * guard: an approval it answers 05 first is voided (never replayed) and its caps given back; the replay takes
+   * an approval only once the guard has let go of it with its 00 (`replayable`), so the two never meet.
    */
   async decide (input: AuthorizeInput, decline: RuleHit | null, mcc: string, abort: StandInAbort): Promise<StandInResult> {
+    // the deadline has answered 05 already (the store refused the call only after it): nothing to approve, and
+    // an entry journaled now would have no guard left to void it
+    if (abort.aborted) return { code: '05', reason: 'standin_declined', ruleId: null, replayed: false, check: 'deadline' }
     // A request of the same reference that came in at once passed `prior` too, before the store failed both:
     // the later one is that one's repeat. Two entries of one id would share its void and its replay, so a
     // deadline's void of one would void the other's answered approval, and another amount would be approved twice.
@@ -240,7 +254,7 @@ export class StandIn {
       atMs: input.nowMs,
       input: { ...input, decline: null, meta: { ...input.meta, standIn: true }, standIn: true }
     }
-    const p: Pending = { entry, card, durable: Promise.resolve(false), flushed: false, voided: false }
+    const p: Pending = { entry, card, durable: Promise.resolve(false), flushed: false, voided: false, guard: abort }
     p.durable = this.opts.journal.append(entry).then(() => { p.flushed = true; return true }, (err: unknown) => {
       this.opts.log.error({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in journal not written; answered 05')
       this.opts.metrics.journalFailures.inc()
@@ -293,8 +307,22 @@ export class StandIn {
     await this.replaying
   }
 
+  /**
+   * Whether the replay may take the entry: flushed, not voided, and its 00 sent (its guard let go without the
+   * deadline) or its process gone. An entry whose request is still under its guard waits for the next pass: its
+   * deadline may yet answer 05 and void it, and a debit made before that would stay behind the 05.
+   */
+  private replayable (p: Pending): boolean {
+    if (!p.flushed || p.voided) return false
+    if (p.guard !== null) {
+      if (!p.guard.done || p.guard.aborted) return false
+      p.guard = null
+    }
+    return true
+  }
+
   private async replay (): Promise<void> {
-    const batch = [...this.pending.values()].filter((p) => p.flushed && !p.voided)
+    const batch = [...this.pending.values()].filter((p) => this.replayable(p))
       .sort((x, y) => byAge(x.entry, y.entry))
     for (const p of batch) {
       if (this.stopped || p.voided) return

@@ -19,7 +19,8 @@ import { readFileSync } from 'node:fs'
 
 const STORE = 'memory|replay:'
 const log = createLogger('silent')
-const live: StandInAbort = { aborted: false, onAbort: () => {} }
+/** a request whose 00 is sent as soon as it is decided */
+const live: StandInAbort = { aborted: false, done: true, onAbort: () => {} }
 
 function standIn (store: Store, journal: StandInJournal, policy: Record<string, unknown> = {}): StandIn {
   const s = new StandIn({ policy: parsePolicy({ ...POLICY, ...policy }), journal, store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
@@ -58,10 +59,11 @@ t.test('an approval the deadline answered 05 first is voided: never replayed, it
   const s = standIn(store, new MemoryStandInJournal(), { perCard: { count: 1, amount: '1000000' } })
   t.teardown(async () => { await s.stop() })
   let hook: (() => void) | null = null
-  const abort = { aborted: false, onAbort: (fn: (() => void) | null) => { hook = fn } }
+  const abort = { aborted: false, done: false, onAbort: (fn: (() => void) | null) => { hook = fn } }
   const p = s.decide(input('UV1', 'V1'), null, '5411', abort)
   // the guard answers 05 before the journal write resolves
   abort.aborted = true
+  abort.done = true
   ;(hook as unknown as () => void)()
   t.match(await p, { code: '05' })
   t.match(await s.decide(input('UV1', 'V2'), null, '5411', live), { code: '00' }, 'the card\'s one approval is free again')
