@@ -197,7 +197,10 @@ function checkIdSpace (env: CheckEnv, job: TransferJob | UnloadJob, rec: HeldMov
   // unload may have left; FAILED with reconcile, the amount held, when one may have (its answer lost). Only
   // those outcomes, only after that time; the money of either is checked as any unload's.
   const t = job.kind === 'unload' ? job.reuses?.lastCallEndMs : undefined
-  const forgotten = t !== undefined && job.kind === 'unload' && job.firstCallMs !== undefined && job.firstCallMs - t >= LIFECYCLE_TTL_SECONDS * 1000
+  // and the other way round: a transfer whose own record expired (its client back after that time) while an
+  // unload took its id on the platform meets the unload's 1054 as a new call would
+  const forgotten = (t !== undefined && job.kind === 'unload' && job.firstCallMs !== undefined && job.firstCallMs - t >= LIFECYCLE_TTL_SECONDS * 1000) ||
+    (job.kind === 'transfer' && job.outlived === true)
   const declined = rec.status === 'DECLINED' && (rec.hold.state === 'none' || rec.hold.state === 'releasing')
   if (forgotten && (declined || (rec.status === 'FAILED' && rec.reconcile !== undefined))) return
   env.sim.violation('own-duplicate', `${kind} ${id} was answered 1054 as a duplicate of a ${owner} that used its clientTxnId; the platform never took this ${kind}: record ${recordState(rec)}`)
