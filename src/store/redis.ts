@@ -128,41 +128,9 @@ export async function send<T> (client: Client, call: () => Promise<T>): Promise<
  * Node 20 (a decision has some thirty). test/store/fcall-command.test.ts compares the two.
  */
 export function fcallCommand (args: string[]): Command {
-  const command = new FcallCommand('FCALL', [], { replyEncoding: 'utf8' })
+  const command = new Command('FCALL', [], { replyEncoding: 'utf8' })
   command.args = [AUTHORIZE_FUNCTION, ...args]
   return command
-}
-
-/**
- * A command of string arguments written as Command writes it, but put together with one join: Command adds
- * the parts one by one, a chain of some 150 short strings and links (about 5 KB a decision) that the socket's
- * write then copies flat again, and asks each argument's UTF-8 length, which copies every argument that was
- * itself put together (the keys, the packed parts) flat first. Here the lengths are first taken as the
- * arguments' lengths in characters, true when all the text is ASCII: the whole text's UTF-8 length (one
- * flat string, nothing copied) tells, and when it is not, the text is made again with each argument's own.
- */
-class FcallCommand extends Command {
-  override toWritable (): string {
-    const text = this.text(false)
-    return Buffer.byteLength(text) === text.length ? text : this.text(true)
-  }
-
-  private text (utf8: boolean): string {
-    const args = this.args as string[]
-    // '$', the length, CRLF, the argument, CRLF: small integers are joined without a string of their own
-    const parts = new Array<string | number>(2 + args.length * 5)
-    parts[0] = `*${args.length + 1}\r\n$${Buffer.byteLength(this.name)}\r\n`
-    parts[1] = `${this.name}\r\n`
-    let j = 2
-    for (const arg of args) {
-      parts[j++] = '$'
-      parts[j++] = utf8 ? Buffer.byteLength(arg) : arg.length
-      parts[j++] = '\r\n'
-      parts[j++] = arg
-      parts[j++] = '\r\n'
-    }
-    return parts.join('')
-  }
 }
 
 function defineScripts (client: Client): ScriptCommands {
