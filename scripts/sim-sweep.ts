@@ -51,10 +51,12 @@ const script = fileURLToPath(new URL('./sim-money.ts', import.meta.url))
 const started = Date.now()
 let stopping = false
 
-process.stdout.write(`sim:sweep: ${seedsN} seeds × ${stores.join(', ')}, ${stepsN} steps each, ${jobsN} at a time${minutes !== null ? `, at most ${minutes} min` : ''}\n`)
+// SIM_SETTLEMENT=holds reaches every run through the environment; the replay lines carry it
+const holds = process.env.SIM_SETTLEMENT === 'holds'
+process.stdout.write(`sim:sweep: ${seedsN} seeds × ${stores.join(', ')}, ${stepsN} steps each, ${jobsN} at a time${minutes !== null ? `, at most ${minutes} min` : ''}${holds ? ', SETTLEMENT_MODE=holds' : ''}\n`)
 
 function replay (r: Run, steps: number): string {
-  return `SIM_SEED=${r.seed} SIM_STEPS=${steps} SIM_STORE=${r.store} npm run sim:money`
+  return `${holds ? 'SIM_SETTLEMENT=holds ' : ''}SIM_SEED=${r.seed} SIM_STEPS=${steps} SIM_STORE=${r.store} npm run sim:money`
 }
 
 async function runOne (r: Run): Promise<Outcome> {

@@ -27,6 +27,9 @@ import { logNegativeBalance } from './standin/negative-balance.js'
 import { settlementFor } from './settlement/for-store.js'
 import { settlementMetrics } from './settlement/metrics.js'
 import { expiryIntervalMs, startExpiry } from './settlement/expiry.js'
+import { lifecycleFailedHook } from './settlement/lifecycle-failed.js'
+import { queueStandInNegativeBalance } from './settlement/standin-exception.js'
+import type { SettlementStore } from './settlement/types.js'
 
 export interface Services extends AppDeps {
   rulesManager: RulesManager
@@ -111,7 +114,7 @@ function journalFor (config: Config, store: Store): { journal?: CompensationJour
 }
 
 /** Stand-in, when STANDIN_POLICY_FILE is set: its journal on disk (in memory for the embedded store). */
-function standInFor (config: Config, store: Store, metrics: Metrics, log: Logger): StandIn | undefined {
+function standInFor (config: Config, store: Store, settlement: SettlementStore, metrics: Metrics, log: Logger): StandIn | undefined {
   if (config.standIn === undefined) return undefined
   let journal: StandInJournal
   try {
@@ -119,7 +122,10 @@ function standInFor (config: Config, store: Store, metrics: Metrics, log: Logger
   } catch (err) {
     throw new ConfigError('STANDIN_JOURNAL_DIR', `cannot use ${config.standIn.journalDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  return new StandIn({ policy: config.standIn.policy, journal, store, log, metrics: standInMetrics(metrics.registry), onNegativeBalance: logNegativeBalance(log) })
+  return new StandIn({
+    policy: config.standIn.policy, journal, store, log, metrics: standInMetrics(metrics.registry),
+    onNegativeBalance: logNegativeBalance(log), queueNegativeBalance: queueStandInNegativeBalance(settlement)
+  })
 }
 
 export async function createServices (config: Config, log: Logger, opts: { store?: Store, metrics?: Metrics } = {}): Promise<Services> {
@@ -138,12 +144,12 @@ export async function createServices (config: Config, log: Logger, opts: { store
   await rulesManager.start()
   if (config.rulesWatch) rulesManager.watch()
   const compensator = new Compensator(store, log, metrics, { ...journalFor(config, store) })
-  const standIn = standInFor(config, store, metrics, log)
+  const settlement = settlementFor(store, { ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}), auditRetentionMs: config.auditRetentionMs })
+  const standIn = standInFor(config, store, settlement, metrics, log)
   const events = startEvents(config, store, metrics, log)
   compensator.recover()
   standIn?.start()
   // every instance expires due holds (a hold expires once whichever runs it); also after a switch back to final
-  const settlement = settlementFor(store, { ...(config.eventsBacklogMax !== undefined ? { backlogMax: config.eventsBacklogMax } : {}), auditRetentionMs: config.auditRetentionMs })
   const holdsExpired = settlementMetrics(metrics.registry, () => settlement).holdsExpired
   let expiryWarnedAt = 0
   const expiry = startExpiry(settlement, {
@@ -171,6 +177,7 @@ export async function createServices (config: Config, log: Logger, opts: { store
   const gateway = a.gateway !== undefined ? createGatewayAdapter(a.gateway, adapterDeps('gateway')) : undefined
   const risk = a.risk !== undefined ? createRiskAdapter(a.risk, adapterDeps('risk')) : undefined
   const prepaid = a.prepaid !== undefined ? createPrepaidAdapter(a.prepaid, adapterDeps('prepaid')) : undefined
+  const onFailed = lifecycleFailedHook(settlement, log)
   return {
     config,
     store,
@@ -184,9 +191,9 @@ export async function createServices (config: Config, log: Logger, opts: { store
     ...(standIn !== undefined ? { standIn } : {}),
     ...(events !== undefined ? { events: events.relay } : {}),
     cardLifecycle: {
-      ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
-      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
-      ...(prepaid?.unloads === true ? { unloads: new UnloadService(store, prepaid, Date.now, a.lifecycleLockTtlMs) } : {}),
+      ...(gateway !== undefined ? { loads: new LoadService(store, gateway, Date.now, a.lifecycleLockTtlMs, onFailed), preauths: new PreAuthService(store, gateway, Date.now, a.lifecycleLockTtlMs) } : {}),
+      ...(prepaid !== undefined ? { transfers: new TransferService(store, prepaid, Date.now, a.lifecycleLockTtlMs, onFailed) } : {}),
+      ...(prepaid?.unloads === true ? { unloads: new UnloadService(store, prepaid, Date.now, a.lifecycleLockTtlMs, onFailed) } : {}),
       ...(risk !== undefined ? { risk } : {})
     },
     ...(risk !== undefined ? { risk: riskLookupFrom(risk, a.risk?.timeoutMs ?? RISK_DEFAULT_TIMEOUT_MS) } : {}),

@@ -2,12 +2,13 @@
 // process on one core (taskset, when there), a redis-server of their own (on one core when asked), building a
 // checkout as production does, and reading rounds that took turns.
 import { execFileSync, spawn } from 'node:child_process'
-import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { REPO_ROOT } from '../../scripts/lib/extauth.js'
 import { percentile, sortedCopy } from '../../scripts/lib/stats.js'
+import { copyLua } from '../../scripts/copy-lua.js'
 
 export function has (cmd: string): boolean {
   try {
@@ -49,12 +50,7 @@ export function buildCheckout (dir: string, project: string): void {
   execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
   // tsc emits only what it compiles: the .lua files the built modules read when loaded go beside them, as
   // `npm run build` copies them into dist/ (scripts/copy-lua.ts); a checkout from before them has none
-  const out = project === 'tsconfig.bench.json' ? join(dir, '.bench-build', 'src') : join(dir, 'dist')
-  for (const file of readdirSync(join(dir, 'src'), { recursive: true, encoding: 'utf8' })) {
-    if (!file.endsWith('.lua')) continue
-    mkdirSync(dirname(join(out, file)), { recursive: true })
-    copyFileSync(join(dir, 'src', file), join(out, file))
-  }
+  copyLua(join(dir, 'src'), project === 'tsconfig.bench.json' ? join(dir, '.bench-build', 'src') : join(dir, 'dist'))
 }
 
 export const median = (xs: number[]): number => percentile(sortedCopy(xs), 50)

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import { LEASE_LUA, SETTLE_LUA, UNLEASE_LUA } from '../../src/events/outbox.js'
 import { POSTING_LIBRARY } from '../../src/settlement/functions.js'
-import { EXPIRE_LUA, NOT_POSTED_LUA, POSTING_LUA, RESOLVE_LUA } from '../../src/settlement/lua.js'
+import { EXPIRE_LUA, NOT_POSTED_LUA, OPEN_EXCEPTION_LUA, POSTING_LUA, RESOLVE_LUA } from '../../src/settlement/lua.js'
 import { AUTHORIZE_LIBRARY } from '../../src/store/functions.js'
 import {
   ABANDON_LUA, AUDIT_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, PUT_LIFECYCLE_LUA,
@@ -28,6 +28,7 @@ export const LUA_TEXTS: Readonly<Record<string, string>> = {
   'store/UNLOCK_LIFECYCLE_LUA': UNLOCK_LIFECYCLE_LUA,
   'settlement/EXPIRE_LUA': EXPIRE_LUA,
   'settlement/NOT_POSTED_LUA': NOT_POSTED_LUA,
+  'settlement/OPEN_EXCEPTION_LUA': OPEN_EXCEPTION_LUA,
   'settlement/POSTING_LIBRARY': POSTING_LIBRARY,
   'settlement/POSTING_LUA': POSTING_LUA,
   'settlement/RESOLVE_LUA': RESOLVE_LUA,

@@ -16,6 +16,8 @@ export interface DeadlineClock { now: () => number, timers: Timers }
 export interface AbortHook {
   /** true once the deadline has answered: the work's result will be dropped */
   readonly aborted: boolean
+  /** true once the guard has let go of the request: the deadline answered (aborted), or the work's answer is sent */
+  readonly done: boolean
   /**
    * What to run, synchronously, when the deadline answers first. One slot: a later call replaces the
    * earlier one and null clears it, so nothing piles up whoever holds the hook.

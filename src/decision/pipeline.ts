@@ -170,8 +170,11 @@ export async function decide (req: AuthRequest, ctx: DecideContext, deps: Decisi
   const standIn = deps.standIn
   const inStandIn = async (r: Promise<StandInResult>): Promise<Decision> => {
     const s = await r
-    // as a store that did nothing: an earlier attempt's hold is released when this one is declined
-    if (s.code !== '00') deps.compensator?.abandon(abandonInput(false))
+    // As a store that did nothing: an earlier attempt's hold is released when this one is declined. Not on
+    // a conflict: that 05 refuses a request whose amount or card differs from the stand-in approval it met,
+    // it decides nothing, and the first decision stands (docs/api/external-auth.md); an approval the store
+    // holds for this amount and card is that decision, which stand-in cannot see.
+    if (s.code !== '00' && s.reason !== 'conflict') deps.compensator?.abandon(abandonInput(false))
     const d: Decision = { debitAmount, rulesVersion: rules.version, code: s.code as ResponseCode, reason: s.reason, ruleId: s.ruleId, replayed: s.replayed, shadowHits: [], standIn: true }
     if (s.reason === 'rule') d.values = ev.decline?.values
     if (s.check !== undefined) d.values = { check: s.check }

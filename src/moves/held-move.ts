@@ -14,7 +14,7 @@ import { LifecycleStale, StoreRejection } from '../errors.js'
 import type { Store } from '../store/types.js'
 import { MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './answer.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
-import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type RenewLock, type Revised } from './records.js'
+import { type FailedHook, LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type RenewLock, type Revised } from './records.js'
 import { readHeldMove, sameCall, sendsSoFar } from './earlier-formats.js'
 
 export type HoldState =
@@ -120,9 +120,10 @@ export class HeldMoves<R extends HeldMoveRecord> {
     readonly kind: 'transfer' | 'unload',
     private readonly done: 'TRANSFERRED' | 'UNLOADED',
     private readonly clock: () => number,
-    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT,
+    onFailed?: FailedHook
   ) {
-    this.records = new RecordBook<R>(store, kind, lockTtlMs, (r) => this.settled(r), (r) => readHeldMove(kind, r))
+    this.records = new RecordBook<R>(store, kind, lockTtlMs, (r) => this.settled(r), (r) => readHeldMove(kind, r), onFailed)
   }
 
   /**
@@ -297,8 +298,12 @@ export class HeldMoves<R extends HeldMoveRecord> {
    * send already made (adopt()), used instead of sending.
    */
   async advance (r: R, steps: HeldMoveSteps<R>, inHand?: string): Promise<{ r: R, failed?: Failed }> {
-    // a FAILED record waits for a person; it never names an operation still to complete
-    if (r.status === 'FAILED') return { r }
+    // a FAILED record waits for a person; it never names an operation still to complete (handed to the
+    // operator's queue again, in case the first hand-over failed)
+    if (r.status === 'FAILED') {
+      await this.records.noteFailed(r.clientTxnId, r)
+      return { r }
+    }
     const unconfirmed = r.hold.state === 'taking' || r.hold.state === 'releasing' || (r.status === 'AUTHORIZED' && r.completing !== false)
     if (unconfirmed && this.clock() - r.updatedAtMs >= MONEY_REFERENCE_HORIZON_MS) {
       return { r: await this.save(r, { status: 'FAILED', reconcile: STALE_RECONCILE } as Partial<R>) }

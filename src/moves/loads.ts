@@ -6,7 +6,7 @@ import type { Store } from '../store/types.js'
 import { StoreRejection } from '../errors.js'
 import { failedAnswer, MONEY_REFERENCE_HORIZON_MS, STALE_RECONCILE, type LifecycleAnswer, type LifecycleStatus, type Upstream } from './answer.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
-import { LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type Revised } from './records.js'
+import { type FailedHook, LIFECYCLE_LOCK_TTL_MS_DEFAULT, RecordBook, type Revised } from './records.js'
 import { refuseClosedReceiver } from './receiver.js'
 import { authorizesSoFar } from './earlier-formats.js'
 
@@ -87,9 +87,11 @@ export class LoadService {
   private readonly records: RecordBook<LoadRecord>
 
   constructor (private readonly store: Store, private readonly gateway: GatewayAdapter, private readonly clock: () => number = Date.now,
-    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT,
+    /** a load left FAILED with a reconcile note, for the operator's queue */
+    onFailed?: FailedHook
   ) {
-    this.records = new RecordBook<LoadRecord>(store, 'load', lockTtlMs, (r) => MAY_EXPIRE.has(r.status))
+    this.records = new RecordBook<LoadRecord>(store, 'load', lockTtlMs, (r) => MAY_EXPIRE.has(r.status), (r) => r, onFailed)
   }
 
   private answer (r: LoadRecord, extra: Partial<LoadAnswer> = {}): LoadAnswer {
@@ -180,7 +182,11 @@ export class LoadService {
     return await this.records.locked(ref, async (renew) => {
       let r = await this.records.find(ref)
       if (r === null) throw new LifecycleNotFound('LOAD_NOT_FOUND', `no load ${ref}`)
-      if (FINAL.has(r.status)) return this.answer(r, { replayed: true })
+      if (FINAL.has(r.status)) {
+        // a FAILED load is handed to the operator's queue again, in case the first hand-over failed
+        await this.records.noteFailed(ref, r)
+        return this.answer(r, { replayed: true })
+      }
       const pgTransactionId = r.pgTransactionId
       if (pgTransactionId === null) throw new LifecycleConflict('WRONG_STATE', `load ${ref} has no gateway transaction to verify`)
 

@@ -65,6 +65,15 @@ export async function saveRevised<T extends Revised> (store: Store, kind: Lifecy
 export type MayExpire<R> = (r: R) => boolean
 
 /**
+ * Hands a record left FAILED with a `reconcile` note to whatever queues it for an operator (services.ts: the
+ * settlement's exception queue), once it is saved so and again at each repeat of its call: the receiver must
+ * open one exception per record however often it is handed over. When it throws, so does the call (the record
+ * is saved FAILED): the client is told FAILED only once an operator's queue has it, and its repeat hands it
+ * over again.
+ */
+export type FailedHook = (kind: LifecycleKind, id: string, record: object) => Promise<void>
+
+/**
  * The records of one kind: read one, save over the record as read (so a call that outlived its lock
  * cannot undo a newer call's work), and run a call under the reference's lock. Each save keeps the record
  * for its lifetime when `mayExpire` says it is settled, and without expiry when it is not.
@@ -76,8 +85,16 @@ export class RecordBook<R extends Revised> {
     private readonly lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT,
     private readonly mayExpire: MayExpire<R> = () => true,
     /** reads a record of any earlier format as this version's (earlier-formats.ts) */
-    private readonly read: (stored: R) => R = (r) => r
+    private readonly read: (stored: R) => R = (r) => r,
+    private readonly onFailed?: FailedHook
   ) {}
+
+  /** hands a FAILED record with a reconcile note to the hook (nothing for any other) */
+  async noteFailed (id: string, r: R): Promise<void> {
+    const f = r as { status?: string, reconcile?: string }
+    if (this.onFailed === undefined || f.status !== 'FAILED' || f.reconcile === undefined) return
+    await this.onFailed(this.kind, id, r)
+  }
 
   async find (id: string): Promise<R | null> {
     const r = await this.store.getLifecycle<R>(this.kind, id)
@@ -86,7 +103,9 @@ export class RecordBook<R extends Revised> {
 
   /** Saves `next` as record `id` over `prev` (null: a new record). */
   async save (id: string, prev: R | null, next: R): Promise<R> {
-    return await saveRevised(this.store, this.kind, id, prev, next, this.mayExpire(next))
+    const saved = await saveRevised(this.store, this.kind, id, prev, next, this.mayExpire(next))
+    if ((prev as { status?: string } | null)?.status !== 'FAILED') await this.noteFailed(id, saved)
+    return saved
   }
 
   async locked<T> (id: string, fn: (renew: RenewLock) => Promise<T>): Promise<T> {

@@ -5,7 +5,7 @@ import type { PrepaidAdapter } from '../adapters/index.js'
 import type { Store } from '../store/types.js'
 import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
-import { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from './records.js'
+import { type FailedHook, LIFECYCLE_LOCK_TTL_MS_DEFAULT } from './records.js'
 import { refuseClosedReceiver } from './receiver.js'
 
 export interface TransferRequest {
@@ -40,9 +40,11 @@ export class TransferService {
 
   constructor (
     private readonly store: Store, private readonly prepaid: PrepaidAdapter, private readonly clock: () => number = Date.now,
-    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT,
+    /** a record left FAILED with a reconcile note, for the operator's queue */
+    onFailed?: FailedHook
   ) {
-    this.moves = new HeldMoves<TransferRecord>(store, 'transfer', 'TRANSFERRED', clock, lockTtlMs)
+    this.moves = new HeldMoves<TransferRecord>(store, 'transfer', 'TRANSFERRED', clock, lockTtlMs, onFailed)
   }
 
   private answer (r: TransferRecord, extra: Partial<TransferAnswer> = {}, failed?: Parameters<HeldMoves<TransferRecord>['answer']>[1]): TransferAnswer {

@@ -5,7 +5,7 @@ import { checkUnload, type PrepaidAdapter, type UnloadInput } from '../adapters/
 import type { Store } from '../store/types.js'
 import { fingerprintOf, HeldMoves, type HeldMoveAnswer, type HeldMoveRecord } from './held-move.js'
 import { LifecycleConflict, LifecycleNotFound } from './errors.js'
-import { LIFECYCLE_LOCK_TTL_MS_DEFAULT } from './records.js'
+import { type FailedHook, LIFECYCLE_LOCK_TTL_MS_DEFAULT } from './records.js'
 
 /** The card-lifecycle call: the platform's Unload fields, for a customer of ours (`urn`). */
 export type UnloadRequest = Omit<UnloadInput, 'customerId' | 'requestDateTime'> & {
@@ -42,9 +42,11 @@ export class UnloadService {
 
   constructor (
     private readonly store: Store, private readonly prepaid: PrepaidAdapter, private readonly clock: () => number = Date.now,
-    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT
+    lockTtlMs = LIFECYCLE_LOCK_TTL_MS_DEFAULT,
+    /** a record left FAILED with a reconcile note, for the operator's queue */
+    onFailed?: FailedHook
   ) {
-    this.moves = new HeldMoves<UnloadRecord>(store, 'unload', 'UNLOADED', clock, lockTtlMs)
+    this.moves = new HeldMoves<UnloadRecord>(store, 'unload', 'UNLOADED', clock, lockTtlMs, onFailed)
   }
 
   private answer (r: UnloadRecord, extra: Partial<UnloadAnswer> = {}, failed?: Parameters<HeldMoves<UnloadRecord>['answer']>[1]): UnloadAnswer {

@@ -5,6 +5,7 @@ import type { Store } from '../store/types.js'
 import { readCsv, readExtauthV1, type StatementItem } from './statement-reader.js'
 import type { StatementMap } from './statement-maps.js'
 import { lifecycleVerdict } from './lifecycle-match.js'
+import { HashSet53 } from './id-set.js'
 import { journalFor } from '../journal/for-store.js'
 import { LIFECYCLE_POSTINGS, type Outcome, type PostingResult, type SettlementStore, type StatementHeader, type StatementReport } from './types.js'
 
@@ -71,9 +72,10 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
   let lines = 0
   let minPosted = ''
   let maxPosted = ''
-  // platformIds twice in the file: a set of 53-bit hashes (a number a line, not the string), and for the
-  // hashes seen twice (a duplicate, or rarely two ids of one hash) a second look at the exact ids
-  const seen = new Set<number>()
+  // platformIds twice in the file: a set of 53-bit hashes (8 bytes a line in one typed array, not the string
+  // nor a Set's entry), and for the hashes seen twice (a duplicate, or rarely two ids of one hash) a second
+  // look at the exact ids
+  const seen = new HashSet53()
   const twice = new Set<number>()
   for await (const it of items(o, header ?? mappedHeader({}))) {
     if ('header' in it) { if (o.map === undefined) header = it.header; continue }
@@ -81,8 +83,7 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
     if ('error' in it) { bad(it.line, it.error); continue }
     const p = it.posting
     const h = idHash(p.platformId)
-    if (seen.has(h)) twice.add(h)
-    else seen.add(h)
+    if (seen.add(h)) twice.add(h)
     if (minPosted === '' || p.postedAt < minPosted) minPosted = p.postedAt
     if (maxPosted === '' || p.postedAt > maxPosted) maxPosted = p.postedAt
   }

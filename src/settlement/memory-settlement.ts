@@ -7,7 +7,7 @@ import type { AuditContext } from '../domain/audit.js'
 import type { DecisionRecord } from '../store/types.js'
 import { apiError } from '../errors.js'
 import {
-  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type ExceptionKind, type LifecycleVerdict, type Outcome,
+  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type ExceptionKind, type LifecycleVerdict, type NewException, type Outcome,
   type Posting, type PostingResult, type ReconException, type ResolveAction, type SettlementStore, type StatementReport
 } from './types.js'
 import { pageOf } from './exception-page.js'
@@ -126,10 +126,12 @@ export class MemorySettlement implements SettlementStore {
       except('unmatched', '', amt, 'none', 0, `no customer ${p.urn}`)
     } else if (p.type === 'purchase') {
       const key = this.s.keys.decision(p.urn, p.reference)
-      const rec = this.s.getRecord(key)
+      const found = this.s.getRecord(key)
+      // a line that names a card matches only a decision of that card
+      const rec = ofCard(found, p.last4)
       if (rec === undefined) {
         outcome = 'force_post'; delta = -amt
-        except('force_post', '', amt, 'none', 0, 'no authorization')
+        except('force_post', '', amt, 'none', 0, found === undefined ? 'no authorization' : `no authorization of card ${p.last4} (the reference was authorized on card ${found.last4})`)
       } else if (rec.code !== '00') {
         outcome = 'declined_here'; delta = -amt
         except('declined_here', '', amt, 'none', 0, `answered ${rec.code}`)
@@ -153,7 +155,7 @@ export class MemorySettlement implements SettlementStore {
     } else if (p.type === 'reversal') {
       outcome = 'reversal'
       const key = this.s.keys.decision(p.urn, p.reference)
-      const rec = this.s.getRecord(key)
+      const rec = ofCard(this.s.getRecord(key), p.last4)
       // what it still holds is released; beyond it, money back only for what was posted
       let rel = 0
       let credit = amt
@@ -167,6 +169,17 @@ export class MemorySettlement implements SettlementStore {
       outcome = p.type; delta = amt
     } else if (p.type === 'fee') {
       outcome = 'fee'; delta = -amt
+    } else if (lifecycle?.failed !== undefined) {
+      const f = lifecycle.failed
+      const lf = this.exceptions.get(f.exceptionId)
+      const d = amt - movedForFailed(f, lf?.resolution)
+      outcome = d === 0 ? 'lifecycle_matched' : 'lifecycle_mismatch'
+      if (d !== 0) except('lifecycle_mismatch', '', amt, d * f.sign > 0 ? 'credit' : 'debit', Math.abs(d), lifecycle.detail)
+      if (lf !== undefined && lf.status === 'open') {
+        lf.status = 'resolved'
+        lf.resolution = { action: 'accept', amount: '0', reason: settledReason(statementId, p.platformId, d === 0 ? null : pkey), keyId: '', atMs: now }
+        this.s.emit(lf.urn, 'reconciliation.resolved', structuredClone(lf) as unknown as Record<string, unknown>)
+      }
     } else if (lifecycle?.matched === true) {
       outcome = 'lifecycle_matched'
     } else {
@@ -199,10 +212,16 @@ export class MemorySettlement implements SettlementStore {
     const due = this.store.holds.due(asOfMs, max)
     let expired = 0
     for (const h of due) {
-      const [urnp, refp] = h.member.split(':') as [string, string, string]
+      const [urnp, refp, l4p] = h.member.split(':') as [string, string, string]
       const urn = unpart(urnp)
       const key = this.s.keys.decision(urn, unpart(refp))
-      const rec = this.s.getRecord(key)
+      const found = this.s.getRecord(key)
+      // the decision under the member's key may be another one than the member's (HoldIndex.decidedAtOf): an
+      // approval of the same card, decided when the member's was
+      const rec = found !== undefined && found.code === '00' && this.store.holdMember(key, found.last4) === h.member &&
+        found.decidedAtMs === this.store.holds.decidedAtOf(h.member)
+        ? found
+        : undefined
       const cust = this.s.customers.get(urn)
       if (rec !== undefined && cust !== undefined) {
         const held = Number(rec.held)
@@ -212,11 +231,12 @@ export class MemorySettlement implements SettlementStore {
         this.s.emit(urn, 'authorization.expired', { reference: rec.reference, last4: rec.last4, released: String(held), available: String(cust.available), held: String(cust.held) })
         expired++
       } else if (cust !== undefined && this.store.holds.amountOf(h.member) > 0) {
-        // its decision is gone (no expiry ran for as long as it is kept past the expiry): the amount goes back all the same
+        // its decision is gone (no expiry ran for as long as it is kept past the expiry), or the key holds another
+        // decision: what the index says this hold holds goes back all the same, and nothing of the other
         const amt = this.store.holds.amountOf(h.member)
         cust.held -= amt
         cust.available += amt
-        this.s.emit(urn, 'authorization.expired', { reference: unpart(refp), last4: unpart(h.member.split(':')[2] ?? ''), released: String(amt), available: String(cust.available), held: String(cust.held) })
+        this.s.emit(urn, 'authorization.expired', { reference: unpart(refp), last4: unpart(l4p), released: String(amt), available: String(cust.available), held: String(cust.held) })
         expired++
       }
       this.store.holds.remove(h.member)
@@ -264,6 +284,18 @@ export class MemorySettlement implements SettlementStore {
     return { id, amount: Number(rec.held) }
   }
 
+  async openException (n: NewException): Promise<{ id: string, opened: boolean }> {
+    const id = `b${bucketOf(n.urn)}~${n.key}`
+    if (this.exceptions.has(id)) return { id, opened: false }
+    const x: ReconException = {
+      id, kind: n.kind, status: 'open', urn: n.urn, reference: n.reference, last4: n.last4, platformId: '', statementId: '', postingType: n.postingType,
+      outcome: n.outcome, amount: String(n.amount), accept: { action: n.accept.action, amount: String(n.accept.amount) }, detail: n.detail, createdAtMs: this.s.clock()
+    }
+    this.exceptions.set(id, x)
+    this.s.emit(n.urn, 'reconciliation.exception', { ...x })
+    return { id, opened: true }
+  }
+
   async putStatement (report: StatementReport): Promise<void> {
     this.statements.set(report.id, structuredClone(report))
   }
@@ -274,12 +306,37 @@ export class MemorySettlement implements SettlementStore {
   }
 }
 
-/** what makes two lines with one platformId the same posting */
+/**
+ * What a FAILED record has moved here in its line's direction: what it holds (an out line), less what a
+ * resolution of its lifecycle_failed exception gave back, plus what one took (the other way round for an in
+ * line). The Redis step computes the same.
+ */
+export function movedForFailed (f: NonNullable<LifecycleVerdict['failed']>, r: ReconException['resolution']): number {
+  let moved = f.held
+  if (r !== undefined) {
+    const amt = r.amount === '' ? 0 : Number(r.amount)
+    if (r.action === 'release' || r.action === 'credit') moved += f.sign * amt
+    else if (r.action === 'debit') moved -= f.sign * amt
+  }
+  return moved
+}
+
+/** The decision a line that names a card (`last4`, '' for none) matches: only one of that card. */
+function ofCard (rec: StoredRecord | undefined, last4: string): StoredRecord | undefined {
+  return rec !== undefined && (last4 === '' || rec.last4 === last4) ? rec : undefined
+}
+
+/** the resolution's reason when a statement's line settles a lifecycle_failed exception (the Redis step writes the same) */
+export function settledReason (statementId: string, platformId: string, differenceId: string | null): string {
+  return `settled by statement ${statementId}, platformId ${platformId}` + (differenceId === null ? '' : `; the difference is exception ${differenceId}`)
+}
+
 /** a platform_id_conflict exception's detail (the Redis script writes the same) */
 export function conflictDetail (firstStatement: string, firstOutcome: string): string {
   return `platformId applied by statement ${firstStatement} (${firstOutcome}) with other content; this line is not applied`
 }
 
+/** what makes two lines with one platformId the same posting */
 export function postingFingerprint (p: Posting): string {
   return `${p.type}|${p.reference}|${p.urn}|${p.last4}|${p.amount}`
 }

@@ -7,11 +7,11 @@ import { send, type RedisStore } from '../store/redis.js'
 import { backlogPerBucket, BUCKETS_FOR_SETTLEMENT, EVENTS_BACKLOG_MAX_DEFAULT, AUDIT_RETENTION_MS_DEFAULT } from './store-constants.js'
 import type { AuditContext } from '../domain/audit.js'
 import { apiError } from '../errors.js'
-import { EXPIRE_LUA, NOT_POSTED_LUA, POSTING_LUA, RESOLVE_LUA } from './lua.js'
+import { EXPIRE_LUA, NOT_POSTED_LUA, OPEN_EXCEPTION_LUA, POSTING_LUA, RESOLVE_LUA } from './lua.js'
 import { postingFingerprint } from './memory-settlement.js'
 import { pageOf } from './exception-page.js'
 import {
-  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type LifecycleVerdict, type Outcome, type Posting,
+  POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type LifecycleVerdict, type NewException, type Outcome, type Posting,
   type PostingResult, type ReconException, type ResolveAction, type SettlementStore, type StatementReport
 } from './types.js'
 
@@ -20,6 +20,7 @@ interface Commands {
   extauthExpire: (...args: string[]) => Promise<unknown>
   extauthResolve: (...args: string[]) => Promise<unknown>
   extauthNotPosted: (...args: string[]) => Promise<unknown>
+  extauthOpenException: (...args: string[]) => Promise<unknown>
 }
 
 export interface RedisSettlementOptions {
@@ -44,6 +45,7 @@ export class RedisSettlement implements SettlementStore {
     this.client.defineCommand('extauthExpire', { lua: EXPIRE_LUA, numberOfKeys: 1 })
     this.client.defineCommand('extauthResolve', { lua: RESOLVE_LUA, numberOfKeys: 2 })
     this.client.defineCommand('extauthNotPosted', { lua: NOT_POSTED_LUA, numberOfKeys: 2 })
+    this.client.defineCommand('extauthOpenException', { lua: OPEN_EXCEPTION_LUA, numberOfKeys: 2 })
     this.cmd = this.client as unknown as Commands
     this.backlog = String(backlogPerBucket(opts.backlogMax ?? EVENTS_BACKLOG_MAX_DEFAULT))
     this.auditKeepS = String(Math.ceil((opts.auditRetentionMs ?? AUDIT_RETENTION_MS_DEFAULT) / 1000))
@@ -59,7 +61,8 @@ export class RedisSettlement implements SettlementStore {
       k.customer(p.urn), k.decision(p.urn, p.reference), this.stream(bucket), `${this.tag(bucket)}:p:${part(p.platformId)}`,
       p.platformId, p.type, p.reference, p.urn, p.last4, String(p.amount), statementId, p.postedAt, this.backlog,
       String(POSTING_RETENTION_MS / 1000), postingFingerprint(p), String(bucket),
-      lifecycle === null ? '' : lifecycle.matched ? 'matched' : 'mismatch', String(lifecycle?.acceptDelta ?? 0), lifecycle?.detail ?? '']
+      lifecycle === null ? '' : lifecycle.matched ? 'matched' : 'mismatch', String(lifecycle?.acceptDelta ?? 0), lifecycle?.detail ?? '',
+      lifecycle?.failed?.exceptionId ?? '', String(lifecycle?.failed?.held ?? 0), String(lifecycle?.failed?.sign ?? 1)]
     const out = await send(this.client, async () => await this.postingCall(args)) as [string, string, string, string, string]
     this.store.onEvent?.(bucket)
     const [status, outcome, sid, x, available] = out
@@ -146,6 +149,18 @@ export class RedisSettlement implements SettlementStore {
     this.store.onEvent?.(bucket)
     const x = await this.getException(id)
     return { id, amount: Number(x?.amount ?? '0') }
+  }
+
+  async openException (n: NewException): Promise<{ id: string, opened: boolean }> {
+    const bucket = bucketOf(n.urn)
+    const id = `b${bucket}~${n.key}`
+    const x = {
+      id, kind: n.kind, status: 'open', urn: n.urn, reference: n.reference, last4: n.last4, platformId: '', statementId: '', postingType: n.postingType,
+      outcome: n.outcome, amount: String(n.amount), accept: { action: n.accept.action, amount: String(n.accept.amount) }, detail: n.detail
+    }
+    const opened = await send(this.client, async () => await this.cmd.extauthOpenException(`${this.tag(bucket)}:x:${id}`, this.stream(bucket), JSON.stringify(x), this.backlog))
+    if (Number(opened) === 1) this.store.onEvent?.(bucket)
+    return { id, opened: Number(opened) === 1 }
   }
 
   async putStatement (report: StatementReport): Promise<void> {

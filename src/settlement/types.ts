@@ -14,7 +14,8 @@ export const OUTCOMES = [
 export type Outcome = typeof OUTCOMES[number]
 
 export const EXCEPTION_KINDS = [
-  'late_clearing', 'force_post', 'declined_here', 'lifecycle_mismatch', 'negative_balance', 'unmatched', 'approved_not_posted', 'platform_id_conflict'
+  'late_clearing', 'force_post', 'declined_here', 'lifecycle_mismatch', 'lifecycle_failed', 'negative_balance', 'unmatched', 'approved_not_posted',
+  'platform_id_conflict'
 ] as const
 export type ExceptionKind = typeof EXCEPTION_KINDS[number]
 
@@ -47,6 +48,14 @@ export interface LifecycleVerdict {
   /** what accepting the platform's line moves for the cardholder: + a credit, - a debit */
   acceptDelta: number
   detail: string
+  /**
+   * The line is the owner's side of a FAILED record with a `reconcile` note: the line settles it. `held` is what
+   * the record keeps taken here for it (an out line: a transfer's or unload's hold; a load: 0), `sign` the
+   * cardholder's side of the line (+1 in, -1 out). The step compares the line with `held`, less what a
+   * resolution of the record's lifecycle_failed exception `exceptionId` gave back (or plus what it took), and
+   * closes that exception while it is open.
+   */
+  failed?: { exceptionId: string, held: number, sign: 1 | -1 }
 }
 
 export interface PostingResult {
@@ -80,6 +89,23 @@ export interface ReconException {
   resolution?: { action: ResolveAction, amount: string, reason: string, keyId: string, atMs: number }
 }
 
+/**
+ * An exception opened outside a statement (a lifecycle record left FAILED, a stand-in replay below zero):
+ * `key` names it within its customer's bucket, so opening it again opens nothing.
+ */
+export interface NewException {
+  kind: ExceptionKind
+  key: string
+  urn: string
+  reference: string
+  last4: string
+  postingType: string
+  outcome: string
+  amount: number
+  accept: { action: ReconException['accept']['action'], amount: number }
+  detail: string
+}
+
 export interface ExceptionFilter {
   status?: 'open' | 'resolved'
   kind?: string
@@ -105,6 +131,8 @@ export interface SettlementStore {
    * exception once; the exception's id, or null when there is none to open (a hold, released, posted).
    */
   notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null>
+  /** opens the exception once, keyed by `key` in the urn's bucket: `opened` false when it was already there */
+  openException (x: NewException): Promise<{ id: string, opened: boolean }>
   putStatement (report: StatementReport): Promise<void>
   getStatement (id: string): Promise<StatementReport | null>
 }

@@ -4,7 +4,9 @@
 // crash, a host restart with the disk kept) are adopted by the next process of the same store on this host,
 // at its start and while it runs. Lines: {"a":"add", id, seq, atMs, input}, {"a":"done", id} (replayed),
 // {"a":"void", id} (the deadline answered 05 first: never to be replayed). A line cut short by a kill was
-// never flushed, so its approval was never answered: it is skipped.
+// never flushed, so its approval was never answered: it is skipped. A file holds one outage: the approvals
+// replayed stay in it (an add and a done line) until the outage is over, so a process that takes it over
+// mid-outage or mid-replay counts them in its caps too (the caps hold for the whole outage).
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -13,6 +15,17 @@ import { processAlive, readJournalLines, storeTag } from '../process-journal-fil
 
 const writeAsync = promisify(write)
 const fdatasyncAsync = promisify(fdatasync)
+
+/** The journal's asynchronous writes: the file system's, or a test's that holds or fails a flush. */
+export interface JournalIo {
+  write: (fd: number, text: string) => Promise<unknown>
+  fdatasync: (fd: number) => Promise<void>
+}
+
+export const fileIo: JournalIo = {
+  write: async (fd, text) => await writeAsync(fd, text),
+  fdatasync: async (fd) => { await fdatasyncAsync(fd) }
+}
 
 export interface StandInEntry {
   /** the customer and reference: one stand-in decision per reference */
@@ -25,6 +38,12 @@ export interface StandInEntry {
   input: AuthorizeInput
 }
 
+/** What journals held of the outage: approvals still owed to the store, and those already replayed into it. */
+export interface Adopted {
+  owed: StandInEntry[]
+  replayed: StandInEntry[]
+}
+
 export interface StandInJournal {
   /** Resolves once the entry would survive the process and the host (flushed to disk). */
   append: (entry: StandInEntry) => Promise<void>
@@ -32,8 +51,13 @@ export interface StandInJournal {
   void: (id: string) => void
   /** The entry was replayed into the store (not flushed: a replay sent twice is answered from the store). */
   done: (id: string) => void
-  /** Entries of processes that are gone, now this one's to replay, oldest first; each once. */
-  adopt: () => StandInEntry[]
+  /**
+   * Entries of processes that are gone (and this file's own at start), now this one's, oldest first, each
+   * once: those to replay, and those of the outage already replayed (for the caps).
+   */
+  adopt: () => Adopted
+  /** The outage is over (everything replayed, the store answers): its entries are no longer kept. */
+  endOutage: () => void
   close: () => void
 }
 
@@ -49,40 +73,58 @@ export function byAge (x: { atMs: number, seq: number }, y: { atMs: number, seq:
   return x.atMs !== y.atMs ? x.atMs - y.atMs : x.seq - y.seq
 }
 
-/** The entries added and neither replayed nor voided, oldest first. */
-export function pendingOf (lines: Iterable<Line>): StandInEntry[] {
+/** The entries added and not voided: those not replayed yet, and those replayed; each oldest first. */
+export function outageOf (lines: Iterable<Line>): Adopted {
   const open = new Map<string, StandInEntry>()
-  const closed = new Set<string>()
+  const replayed = new Map<string, StandInEntry>()
+  const voided = new Set<string>()
   for (const l of lines) {
-    if (l.a === 'add' && l.input !== undefined && !closed.has(l.id)) open.set(l.id, { id: l.id, seq: l.seq ?? 0, atMs: l.atMs ?? 0, input: l.input })
-    else if (l.a === 'done' || l.a === 'void') {
+    if (l.a === 'add' && l.input !== undefined && !voided.has(l.id)) {
+      open.set(l.id, { id: l.id, seq: l.seq ?? 0, atMs: l.atMs ?? 0, input: l.input })
+      replayed.delete(l.id)
+    } else if (l.a === 'done') {
+      const e = open.get(l.id)
+      if (e !== undefined) replayed.set(l.id, e)
       open.delete(l.id)
+    } else if (l.a === 'void') {
       // a void may be written before its add line (the add was still queued when the deadline came)
-      if (l.a === 'void') closed.add(l.id)
+      voided.add(l.id)
+      open.delete(l.id)
+      replayed.delete(l.id)
     }
   }
-  return [...open.values()].sort(byAge)
+  return { owed: [...open.values()].sort(byAge), replayed: [...replayed.values()].sort(byAge) }
+}
+
+/** The entries added and neither replayed nor voided, oldest first. */
+export function pendingOf (lines: Iterable<Line>): StandInEntry[] {
+  return outageOf(lines).owed
 }
 
 /** A line cut short by a kill was never flushed, so its approval was never answered 00: skipped. */
-function readPending (path: string): StandInEntry[] {
-  return pendingOf(readJournalLines<Line>(path))
+function readOutage (path: string): Adopted {
+  return outageOf(readJournalLines<Line>(path))
+}
+
+function addLine (e: StandInEntry): string {
+  return JSON.stringify({ a: 'add', ...e }) + '\n'
 }
 
 /** In memory: for the embedded store, whose state dies with the process anyway, and for tests. */
 export class MemoryStandInJournal implements StandInJournal {
   readonly lines: Line[] = []
-  private left: StandInEntry[]
-  constructor (left: StandInEntry[] = []) { this.left = left }
+  private left: Adopted
+  constructor (left: StandInEntry[] = [], replayed: StandInEntry[] = []) { this.left = { owed: left, replayed } }
   async append (entry: StandInEntry): Promise<void> { this.lines.push({ a: 'add', ...structuredClone(entry) }) }
   void (id: string): void { this.lines.push({ a: 'void', id }) }
   done (id: string): void { this.lines.push({ a: 'done', id }) }
-  adopt (): StandInEntry[] {
+  adopt (): Adopted {
     const l = this.left
-    this.left = []
+    this.left = { owed: [], replayed: [] }
     return l
   }
 
+  endOutage (): void {}
   close (): void {}
 }
 
@@ -95,18 +137,24 @@ export class FileStandInJournal implements StandInJournal {
   private readonly pattern: RegExp
   private queue: Waiter[] = []
   private flushing = false
-  /** entries written and not yet done or voided: at zero (and nothing queued) the file is emptied */
-  private open = 0
+  /**
+   * Ids appended (from the moment they are queued, not when their flush ends), adopted or left in our file,
+   * and not yet done or voided. The file is emptied at the outage's end only when this is empty and nothing
+   * is queued or being flushed. Ids, not a count: a void that comes while its add is still being flushed, or
+   * a done and a void of one id, each close that id once, and can never close another entry's (which would
+   * empty a file still owing an approval).
+   */
+  private readonly owed = new Set<string>()
   private closed = false
   /** what this process's own file held at start (an earlier process with the same pid) */
-  private own: StandInEntry[]
+  private own: Adopted
 
-  constructor (private readonly dir: string, storeIdentity: string, private readonly pid = process.pid) {
+  constructor (private readonly dir: string, storeIdentity: string, private readonly pid = process.pid, private readonly io: JournalIo = fileIo) {
     mkdirSync(dir, { recursive: true })
     this.store = storeTag(storeIdentity)
     this.pattern = new RegExp(`^standin-${this.store}-(\\d+)(\\.from-\\d+)?\\.ndjson$`)
     this.path = join(dir, `standin-${this.store}-${pid}.ndjson`)
-    this.own = readPending(this.path)
+    this.own = readOutage(this.path)
     this.fd = openSync(this.path, 'a')
     // a last line cut short (no newline) would swallow the next one
     const size = fstatSync(this.fd).size
@@ -116,17 +164,26 @@ export class FileStandInJournal implements StandInJournal {
       try { readSync(rfd, last, 0, 1, size - 1) } finally { closeSync(rfd) }
       if (last[0] !== 0x0a) writeSync(this.fd, '\n')
     }
-    this.open = this.own.length
+    for (const e of this.own.owed) this.owed.add(e.id)
   }
 
   async append (entry: StandInEntry): Promise<void> {
     if (this.closed) throw new Error('stand-in journal closed')
-    const text = JSON.stringify({ a: 'add', ...entry }) + '\n'
-    await new Promise<void>((resolve, reject) => {
-      this.queue.push({ text, resolve, reject })
-      if (!this.flushing) void this.flush()
-    })
-    this.open++
+    const text = addLine(entry)
+    this.owed.add(entry.id)
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.queue.push({ text, resolve, reject })
+        if (!this.flushing) void this.flush()
+      })
+    } catch (err) {
+      // answered 05: the line may be in the file all the same (written, its flush failed), so it is voided
+      // where that can still be written, and a later start never replays it
+      if (this.owed.delete(entry.id)) {
+        try { writeSync(this.fd, JSON.stringify({ a: 'void', id: entry.id }) + '\n') } catch {}
+      }
+      throw err
+    }
   }
 
   /** Group commit: what was queued while the last flush ran goes in one write and one fdatasync. */
@@ -137,8 +194,8 @@ export class FileStandInJournal implements StandInJournal {
         const batch = this.queue
         this.queue = []
         try {
-          await writeAsync(this.fd, batch.map((w) => w.text).join(''))
-          await fdatasyncAsync(this.fd)
+          await this.io.write(this.fd, batch.map((w) => w.text).join(''))
+          await this.io.fdatasync(this.fd)
           for (const w of batch) w.resolve()
         } catch (err) {
           for (const w of batch) w.reject(err as Error)
@@ -152,23 +209,27 @@ export class FileStandInJournal implements StandInJournal {
   void (id: string): void {
     writeSync(this.fd, JSON.stringify({ a: 'void', id }) + '\n')
     fdatasyncSync(this.fd)
-    this.settle()
+    this.owed.delete(id)
   }
 
   done (id: string): void {
     writeSync(this.fd, JSON.stringify({ a: 'done', id }) + '\n')
-    this.settle()
+    this.owed.delete(id)
   }
 
-  private settle (): void {
-    this.open = Math.max(0, this.open - 1)
-    if (this.open === 0 && this.queue.length === 0 && !this.flushing) ftruncateSync(this.fd, 0)
+  /**
+   * Empties the file, unless an approval is still owed or a line is being written (then it is kept whole:
+   * its replayed entries would count in a later outage's caps, which errs on the safe side).
+   */
+  endOutage (): void {
+    if (this.closed || this.owed.size > 0 || this.queue.length > 0 || this.flushing) return
+    ftruncateSync(this.fd, 0)
   }
 
-  adopt (): StandInEntry[] {
-    const found: StandInEntry[] = this.own
-    this.own = []
-    const ids = new Set(found.map((e) => e.id))
+  adopt (): Adopted {
+    const found: Adopted = this.own
+    this.own = { owed: [], replayed: [] }
+    const ids = new Set([...found.owed, ...found.replayed].map((e) => e.id))
     for (const name of readdirSync(this.dir)) {
       const m = this.pattern.exec(name)
       if (m === null) continue
@@ -186,17 +247,22 @@ export class FileStandInJournal implements StandInJournal {
           throw err
         }
       }
-      const entries = readPending(claimed).filter((e) => !ids.has(e.id))
-      if (entries.length > 0) {
-        // into our own file before the other is deleted: a kill in between leaves both, and an entry twice is one id
-        writeSync(this.fd, entries.map((e) => JSON.stringify({ a: 'add', ...e }) + '\n').join(''))
+      const theirs = readOutage(claimed)
+      const owed = theirs.owed.filter((e) => !ids.has(e.id))
+      const replayed = theirs.replayed.filter((e) => !ids.has(e.id))
+      if (owed.length + replayed.length > 0) {
+        // into our own file before the other is deleted: a kill in between leaves both, and an entry twice is
+        // one id; the replayed ones too, so a later start still counts them in this outage's caps
+        const text = [...owed.map(addLine), ...replayed.map((e) => addLine(e) + JSON.stringify({ a: 'done', id: e.id }) + '\n')]
+        writeSync(this.fd, text.join(''))
         fdatasyncSync(this.fd)
-        this.open += entries.length
+        for (const e of owed) this.owed.add(e.id)
       }
       unlinkSync(claimed)
-      for (const e of entries) { ids.add(e.id); found.push(e) }
+      for (const e of owed) { ids.add(e.id); found.owed.push(e) }
+      for (const e of replayed) { ids.add(e.id); found.replayed.push(e) }
     }
-    return found.sort(byAge)
+    return { owed: found.owed.sort(byAge), replayed: found.replayed.sort(byAge) }
   }
 
   close (): void {

@@ -1,11 +1,13 @@
 // What happens when a stand-in replay leaves a balance below zero: the money was approved while the store
-// could not be asked, and the books now owe it. A metric and a log line naming the customer and reference;
-// the one place to hand it to a settlement exception queue when there is one.
+// could not be asked, and the books now owe it. A metric (counted by the caller), a log line naming the
+// customer and reference, and a negative_balance exception in the settlement's queue (services.ts hands the
+// queue's hook in beside the log line's).
 import type { Logger } from 'pino'
 
 export interface NegativeBalance {
   urn: string
   reference: string
+  last4: string
   /** the debit replayed, minor units */
   debit: number
   /** the balance after it (below zero), minor units */
@@ -13,6 +15,13 @@ export interface NegativeBalance {
 }
 
 export type NegativeBalanceHook = (nb: NegativeBalance) => void
+
+/**
+ * Hands it to the settlement's exception queue. A rejection (the queue could not be written) is handed over
+ * again at the next replay pass, the entry not being done until it is taken: the queue opens one exception a
+ * customer and reference however often it is handed one.
+ */
+export type NegativeBalanceQueue = (nb: NegativeBalance) => Promise<void>
 
 /** The default: a warning line an operator can search for (the metric is counted by the caller). */
 export function logNegativeBalance (log: Logger): NegativeBalanceHook {

@@ -11,10 +11,10 @@ import { isStoreNotDone } from '../errors.js'
 import type { RuleHit } from '../domain/rule-hits.js'
 import type { AuthorizeInput, Store } from '../store/types.js'
 import { StandInCaps, type CapRefusal } from './caps.js'
-import { byAge, entryId, type StandInEntry, type StandInJournal } from './journal.js'
+import { byAge, entryId, type Adopted, type StandInEntry, type StandInJournal } from './journal.js'
 import { refusalOf, type PolicyRefusal, type StandInPolicy } from './policy.js'
 import { REPLAY_OUTCOMES, type ReplayOutcome, type StandInMetrics } from './metrics.js'
-import type { NegativeBalanceHook } from './negative-balance.js'
+import type { NegativeBalance, NegativeBalanceHook, NegativeBalanceQueue } from './negative-balance.js'
 
 /** What a stand-in decision came to: 00, the rule's decline, or 05 for the policy check or cap named. */
 export interface StandInResult {
@@ -23,13 +23,16 @@ export interface StandInResult {
   ruleId: string | null
   /** a repeat of a reference decided in stand-in, answered from the journal */
   replayed: boolean
-  /** for a stand-in decline: the policy check or cap */
-  check?: PolicyRefusal | CapRefusal | 'journal'
+  /** for a stand-in decline: the policy check or cap; 'deadline': the deadline had answered 05 already */
+  check?: PolicyRefusal | CapRefusal | 'journal' | 'deadline'
 }
 
 /** What a decision's deadline guard offers the stand-in (src/decision/deadline.ts, AbortHook). */
 export interface StandInAbort {
+  /** the deadline has answered 05 */
   readonly aborted: boolean
+  /** the guard has let go of the request: the deadline answered (aborted), or the decision's answer is sent */
+  readonly done: boolean
   onAbort: (fn: (() => void) | null) => void
 }
 
@@ -40,6 +43,13 @@ interface Pending {
   durable: Promise<boolean>
   flushed: boolean
   voided: boolean
+  /**
+   * The request's guard while its answer may still be the deadline's 05 (null: its 00 has been sent, or the
+   * entry was adopted from a process that is gone). The replay never takes an entry before this is null.
+   */
+  guard: StandInAbort | null
+  /** replayed below zero, not yet taken by the exception queue: the next pass hands it over again */
+  owed?: NegativeBalance
 }
 
 export interface Forced { on: boolean, reason: string, atMs: number, keyId: string | null }
@@ -67,7 +77,10 @@ export interface StandInOptions {
   clock?: () => number
   /** how often the replay looks for a store that answers, while there is a backlog */
   replayEveryMs?: number
+  /** a replay left the balance below zero: told once (the log line) */
   onNegativeBalance?: NegativeBalanceHook
+  /** and handed to the settlement's exception queue, until it takes it */
+  queueNegativeBalance?: NegativeBalanceQueue
 }
 
 export class StandIn {
@@ -104,7 +117,7 @@ export class StandIn {
   }
 
   private adopt (): number {
-    let found: StandInEntry[]
+    let found: Adopted
     try {
       found = this.opts.journal.adopt()
     } catch (err) {
@@ -112,16 +125,26 @@ export class StandIn {
       return 0
     }
     let n = 0
-    for (const entry of found) {
+    for (const entry of found.owed) {
       if (this.pending.has(entry.id)) continue
       const card = StandInCaps.cardOf(entry.input.urn, entry.input.last4)
-      // still owed to the store: it counts in this outage's caps until it is replayed
+      // approvals of this outage count in its caps until the outage is over, replayed or not
       this.caps.count(card, entry.input.debitAmount)
       this.sinceMs ??= entry.atMs
-      this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false })
+      // its process is gone: its request was answered 00, or never answered (died between flush and answer). A
+      // deadline's 05 never leaves before the void line is flushed (voidEntry runs first), so none of these was
+      this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false, guard: null })
       n++
     }
-    if (n > 0) this.opts.log.warn({ entries: n }, 'stand-in approvals left by an earlier process: replaying them into the store')
+    // replayed before the earlier process ended, in an outage that is not over: still in its caps
+    let replayed = 0
+    for (const entry of found.replayed) {
+      if (this.pending.has(entry.id)) continue
+      this.caps.count(StandInCaps.cardOf(entry.input.urn, entry.input.last4), entry.input.debitAmount)
+      this.sinceMs ??= entry.atMs
+      replayed++
+    }
+    if (n > 0 || replayed > 0) this.opts.log.warn({ entries: n, replayed }, 'stand-in approvals left by an earlier process: replaying them into the store')
     this.gauges()
     return n
   }
@@ -203,9 +226,13 @@ export class StandIn {
   /**
    * Decides in stand-in: the rules' decline (rules that need no store have run), then the policy's checks
    * and caps; an approval is journaled and flushed before this resolves. `abort` is the request's deadline
-   * guard: an approval it answers 05 first is voided (never replayed) and its caps given back.
+   * guard: an approval it answers 05 first is voided (never replayed) and its caps given back; the replay takes
+   * an approval only once the guard has let go of it with its 00 (`replayable`), so the two never meet.
    */
   async decide (input: AuthorizeInput, decline: RuleHit | null, mcc: string, abort: StandInAbort): Promise<StandInResult> {
+    // the deadline has answered 05 already (the store refused the call only after it): nothing to approve, and
+    // an entry journaled now would have no guard left to void it
+    if (abort.aborted) return { code: '05', reason: 'standin_declined', ruleId: null, replayed: false, check: 'deadline' }
     // A request of the same reference that came in at once passed `prior` too, before the store failed both:
     // the later one is that one's repeat. Two entries of one id would share its void and its replay, so a
     // deadline's void of one would void the other's answered approval, and another amount would be approved twice.
@@ -227,7 +254,7 @@ export class StandIn {
       atMs: input.nowMs,
       input: { ...input, decline: null, meta: { ...input.meta, standIn: true }, standIn: true }
     }
-    const p: Pending = { entry, card, durable: Promise.resolve(false), flushed: false, voided: false }
+    const p: Pending = { entry, card, durable: Promise.resolve(false), flushed: false, voided: false, guard: abort }
     p.durable = this.opts.journal.append(entry).then(() => { p.flushed = true; return true }, (err: unknown) => {
       this.opts.log.error({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in journal not written; answered 05')
       this.opts.metrics.journalFailures.inc()
@@ -280,12 +307,32 @@ export class StandIn {
     await this.replaying
   }
 
+  /**
+   * Whether the replay may take the entry: flushed, not voided, and its 00 sent (its guard let go without the
+   * deadline) or its process gone. An entry whose request is still under its guard waits for the next pass: its
+   * deadline may yet answer 05 and void it, and a debit made before that would stay behind the 05.
+   */
+  private replayable (p: Pending): boolean {
+    if (!p.flushed || p.voided) return false
+    if (p.guard !== null) {
+      if (!p.guard.done || p.guard.aborted) return false
+      p.guard = null
+    }
+    return true
+  }
+
   private async replay (): Promise<void> {
-    const batch = [...this.pending.values()].filter((p) => p.flushed && !p.voided)
+    const batch = [...this.pending.values()].filter((p) => this.replayable(p))
       .sort((x, y) => byAge(x.entry, y.entry))
     for (const p of batch) {
       if (this.stopped || p.voided) return
       const { input } = p.entry
+      if (p.owed !== undefined) {
+        // replayed before; only its exception is still owed
+        if (!await this.queueOwed(p)) return
+        this.finish(p)
+        continue
+      }
       let result
       try {
         result = await this.opts.store.authorize(input)
@@ -317,22 +364,52 @@ export class StandIn {
         this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount) }, 'stand-in replay: unknown customer; recorded, nothing debited')
       } else if (outcome === 'applied' && result.available !== null && result.available < 0) {
         this.opts.metrics.negativeBalances.inc()
-        this.opts.onNegativeBalance?.({ urn: input.urn, reference: input.reference, debit: input.debitAmount, available: result.available })
+        p.owed = { urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, available: result.available }
+        this.opts.onNegativeBalance?.(p.owed)
+        if (!await this.queueOwed(p)) return
       }
-      try {
-        this.opts.journal.done(p.entry.id)
-      } catch (err) {
-        this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not updated; the next start replays it again (answered from the store, harmless)')
-      }
-      if (this.pending.get(p.entry.id) === p) this.pending.delete(p.entry.id)
-      this.gauges()
+      this.finish(p)
     }
     this.closeOutageIfOver()
+  }
+
+  /** Hands a replay's negative balance to the exception queue; false (the entry stays owed) when it failed. */
+  private async queueOwed (p: Pending): Promise<boolean> {
+    const nb = p.owed
+    if (nb === undefined || this.opts.queueNegativeBalance === undefined) return true
+    try {
+      await this.opts.queueNegativeBalance(nb)
+      return true
+    } catch (err) {
+      // the stand-in's state is not changed: decisions find out for themselves whether the store answers, and
+      // the next replay pass hands it over again
+      this.opts.log.warn({ urn: nb.urn, reference: nb.reference, err: (err as Error).message }, 'stand-in replay: negative_balance exception not queued; trying again')
+      this.gauges()
+      return false
+    }
+  }
+
+  /** The entry is replayed (and its exception queued): done in the journal and in the backlog. */
+  private finish (p: Pending): void {
+    try {
+      this.opts.journal.done(p.entry.id)
+    } catch (err) {
+      this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not updated; the next start replays it again (answered from the store, harmless)')
+    }
+    if (this.pending.get(p.entry.id) === p) this.pending.delete(p.entry.id)
+    this.gauges()
   }
 
   /** The outage is over once the store answers and every approval is replayed: the caps start again. */
   private closeOutageIfOver (): void {
     if (this.sinceMs === null || this.active || this.pending.size > 0) return
+    try {
+      this.opts.journal.endOutage()
+    } catch (err) {
+      // a file left whole counts its replayed entries in a later outage's caps: safe, and tried again next time
+      this.opts.log.warn({ err: (err as Error).message }, 'stand-in journal not emptied at the outage\'s end')
+      return
+    }
     this.caps.reset()
     this.sinceMs = null
     this.byCode = {}

@@ -8,6 +8,11 @@ export class HoldIndex {
   private readonly byMember = new Map<string, number>()
   /** what each open hold holds (the Redis store's '<stream>:ha'), so that expiry releases it even when its decision is gone */
   private readonly amounts = new Map<string, number>()
+  /**
+   * the decidedAtMs of the decision whose hold each member is (the Redis store's '<member>:d'): the member's
+   * decision key may hold another decision by the time it expires, whose hold it is not
+   */
+  private readonly decided = new Map<string, number>()
 
   private position (h: DueHold): number {
     let lo = 0
@@ -21,9 +26,10 @@ export class HoldIndex {
     return lo
   }
 
-  add (member: string, expiresAtMs: number, amount: number): void {
+  add (member: string, expiresAtMs: number, amount: number, decidedAtMs: number): void {
     this.remove(member)
     this.amounts.set(member, amount)
+    this.decided.set(member, decidedAtMs)
     const h = { member, expiresAtMs }
     this.sorted.splice(this.position(h), 0, h)
     this.byMember.set(member, expiresAtMs)
@@ -44,7 +50,13 @@ export class HoldIndex {
     this.sorted.splice(i, 1)
     this.byMember.delete(member)
     this.amounts.delete(member)
+    this.decided.delete(member)
     return true
+  }
+
+  /** when the decision whose hold it is was decided */
+  decidedAtOf (member: string): number | undefined {
+    return this.decided.get(member)
   }
 
   amountOf (member: string): number {

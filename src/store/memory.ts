@@ -285,7 +285,7 @@ export class MemoryStore implements Store {
       held = debit
       if (debit > 0 && input.holdExpiresAtMs !== undefined) {
         cust.held += debit
-        this.holds.add(this.holdMember(decisionKey, last4), input.holdExpiresAtMs, debit)
+        this.holds.add(this.holdMember(decisionKey, last4), input.holdExpiresAtMs, debit, storeNow)
       }
       const member = limitMember(debit, reference)
       input.limits.forEach((l, i) => {

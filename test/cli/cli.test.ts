@@ -8,6 +8,7 @@ import t from 'tap'
 import { main } from '../../src/cli/main.js'
 import { loadRuleSet } from '../../src/rules/load.js'
 import { tempDir } from '../rules/helpers.js'
+import { copyLua } from '../../scripts/copy-lua.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const rulesDir = join(root, 'rules')
@@ -123,6 +124,8 @@ t.test('the built command line: node dist/cli/main.js runs from any folder, thro
   const run = promisify(execFile)
   const outDir = await tempDir(t)
   await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(outDir, 'dist')], { cwd: root })
+  // as `npm run build` does: the Lua beside the modules that read it
+  copyLua(join(root, 'src'), join(outDir, 'dist'))
   // as in the image: dist/ beside package.json and node_modules
   await writeFile(join(outDir, 'package.json'), await readFile(join(root, 'package.json')))
   await symlink(join(root, 'node_modules'), join(outDir, 'node_modules'))

@@ -20,3 +20,13 @@ t.test('a customer shows available, held and ledger; the queues page lists open 
   t.match(textOf(queues.body), `${r.exceptions[0] ?? ''} force_post ${URN} NEVER-DECIDED`)
   t.notMatch(queues.body, XSS)
 })
+
+t.test('the queues page lists a lifecycle_failed exception like any other', async (t) => {
+  const { openLifecycleFailed } = await import('../../src/settlement/lifecycle-failed.js')
+  const f = await consoleFixture(t)
+  const s = settlementFor(f.deps.store)
+  const x = await openLifecycleFailed(s, 'unload', 'UL-F1', { status: 'FAILED', reconcile: 'check it on the platform', urn: URN, amount: '300', fee: '5', hold: { state: 'held', amount: '305' }, createdAtMs: 1 })
+  const c = new ConsoleClient(f.adminApp)
+  await c.signIn(KEYS.reader.key)
+  t.match(textOf((await c.get(`${CONSOLE}/queues`)).body), `${x?.id ?? 'none'} lifecycle_failed ${URN} UL-F1 305 move nothing`)
+})

@@ -16,6 +16,12 @@ import { FileCompensationJournal } from '../../src/decision/compensation-journal
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN } from '../../src/errors.js'
 import { emptyRuleSet } from '../../src/rules/manager.js'
 import { request } from '../rules/helpers.js'
+import { Registry } from 'prom-client'
+import { StandIn } from '../../src/standin/stand-in.js'
+import { MemoryStandInJournal } from '../../src/standin/journal.js'
+import { standInMetrics } from '../../src/standin/metrics.js'
+import { parsePolicy } from '../../src/standin/policy.js'
+import { POLICY } from '../standin/helpers.js'
 
 const silent = pino({ level: 'silent' })
 /** ioredis's words for "never written": the pipeline must not read them */
@@ -161,4 +167,36 @@ t.test('a repeat answered 05 because the store did not run it releases the earli
   await settle(compensator)
   t.equal((await inner.getCustomer('U-rep'))?.available, 1000, 'no hold survives the 05 the platform heard last')
   t.match(await inner.getDecision('U-rep', 'R5'), { code: '05', answeredOnDeadline: true })
+})
+
+t.test('a repeat stand-in answers 05 as a conflict leaves the earlier attempt\'s approval held, while a stand-in decline releases it', async (t) => {
+  const inner = new MemoryStore()
+  await funded(inner, 'U-sc', 1000)
+  const compensator = new Compensator(inner, silent)
+  const down = failingAfter(inner, 'fail', () => new ERR_STORE_NOT_DONE('redis is reconnecting'))
+  const standIn = new StandIn({ policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store: down, log: silent, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
+  t.teardown(async () => { await standIn.stop() })
+  const at = Date.now()
+  const ctx = (arrivedAtMs: number): { arrivedAtMs: number, deadlineAtMs: number, abort: InFlight } =>
+    ({ arrivedAtMs, deadlineAtMs: arrivedAtMs + 1000, abort: new InFlight(arrivedAtMs + 1000) })
+  const online = (over: Parameters<typeof request>[0]): ReturnType<typeof request> => request({ urn: 'U-sc', channel: 'POS', mcc: '5411', ...over })
+
+  t.match(await decide(online({ transactionReferenceNumber: 'R6', transactionAmount: '250' }), ctx(at), deps(inner, compensator)), { code: '00' },
+    'approved online: the platform hears 00')
+  const outage = { ...deps(down, compensator), standIn }
+  t.match(await decide(online({ transactionReferenceNumber: 'R6', transactionAmount: '251' }), ctx(at + 2000), outage), { code: '00', standIn: true },
+    'in an outage the reference with another amount is approved in stand-in (it cannot read the store)')
+  t.match(await decide(online({ transactionReferenceNumber: 'R6', transactionAmount: '250' }), ctx(at + 2001), outage), { code: '05', reason: 'conflict', standIn: true },
+    'the first amount again: a conflict with the stand-in\'s journal')
+  await settle(compensator)
+  t.match(await inner.getDecision('U-sc', 'R6'), { code: '00', held: '250', released: '0' }, 'a conflict is not about the first decision: it stands')
+  t.equal((await inner.getCustomer('U-sc'))?.available, 750, 'its hold is kept')
+
+  // a stand-in decline of a repeat of the same amount and card is a decision the platform acts on
+  t.match(await decide(online({ transactionReferenceNumber: 'R7', transactionAmount: '300' }), ctx(at + 3000), deps(inner, compensator)), { code: '00' })
+  t.match(await decide(online({ transactionReferenceNumber: 'R7', transactionAmount: '300', channel: 'ATM' }), ctx(at + 4000), outage), { code: '05', reason: 'standin_declined' },
+    'the repeat meets a channel the policy disables: declined in stand-in')
+  await settle(compensator)
+  t.match(await inner.getDecision('U-sc', 'R7'), { code: '05', held: '0', answeredOnDeadline: true }, 'no hold survives the 05 the platform heard last')
+  t.equal((await inner.getCustomer('U-sc'))?.available, 750)
 })

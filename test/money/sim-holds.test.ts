@@ -60,3 +60,14 @@ t.test('holds mode on Redis', async (t) => {
   t.same(r.violations, [], 'no invariant failed')
   t.equal(r.stepsRun, opts.steps, 'every step ran')
 })
+
+t.test('lifecycle-queued fails a settlement that never queues a FAILED lifecycle record', async (t) => {
+  // a planted bug: the exception queue takes nothing
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the method itself, restored below
+  const open = MemorySettlement.prototype.openException
+  MemorySettlement.prototype.openException = async () => ({ id: '', opened: false })
+  t.teardown(() => { MemorySettlement.prototype.openException = open })
+  const opts = { ...ciOptions({ store: 'memory', seed: 285764910, steps: 600 }), settlement: 'holds' as const }
+  const r = await simulate(t, opts, memoryStore())
+  t.ok(r.violations.some((v) => v.invariant === 'lifecycle-queued'), 'a FAILED record told to its client and not in the queue is caught')
+})

@@ -1,7 +1,7 @@
 // The settlement contract, run on both stores (memory.test.ts, redis.test.ts): each row of the outcomes
 // table (docs/operations/settlement.md), holds and their expiry, exceptions and their resolution.
 import type { Test } from 'tap'
-import type { Store } from '../../src/store/types.js'
+import { abandonInputOf, type Store } from '../../src/store/types.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
 import { expireDue } from '../../src/settlement/expiry.js'
 import { resolveException } from '../../src/settlement/resolve.js'
@@ -174,6 +174,65 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.same(await balances(store, urn), { available: 10_000, held: 0, ledger: 10_000 })
   })
 
+  t.test('a reference authorized again on another card after its held decision is forgotten: expiry releases the old hold, not the new', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const at = Date.now() + 1000
+    const ref = await approve(store, urn, 2500, at)
+    await forget(store, urn, ref)
+    // the same reference on another card: a new decision with a hold of its own, due later
+    const again = await store.authorize(authInput(urn, { reference: ref, last4: '8765', debitAmount: 1200, fingerprint: 'other-card', holdExpiresAtMs: later() }))
+    t.equal(again.code, '00')
+    t.equal(again.replayed, false)
+    t.same(await balances(store, urn), { available: 6300, held: 3700, ledger: 10_000 }, 'both held')
+    t.equal(await expireDue(s, at + 10), 1, 'the old hold is due')
+    t.same(await balances(store, urn), { available: 8800, held: 1200, ledger: 10_000 }, 'the old hold given back, the new one still held')
+    const released = (await store.readDecisionStream(urn)).filter((e) => e.type === 'authorization.expired')
+    t.equal(released.length, 1)
+    t.match(released[0], { reference: ref, last4: '4321', released: '2500', available: '8800', held: '1200' })
+    t.match(await store.getDecision(urn, ref), { last4: '8765', held: '1200', released: '0' }, 'the new decision untouched')
+    // the new authorization clears as itself (not late: it never expired)
+    const cleared = await s.applyPosting(posting(urn, 'purchase', ref, 1200, { last4: '8765' }), 'S1', null)
+    t.equal(cleared.outcome, 'cleared')
+    t.same(await balances(store, urn), { available: 8800, held: 0, ledger: 8800 })
+    t.equal(await expireDue(s, later() + 10), 0, 'nothing left to expire')
+  })
+
+  t.test('a reference held on two customers: one\'s forgotten hold expires, the other\'s stays', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const a = await funded(store, 10_000, 'a')
+    const b = await funded(store, 10_000, 'b')
+    const at = Date.now() + 1000
+    const ref = await approve(store, a, 2500, at)
+    await approve(store, b, 1200, later(), { reference: ref })
+    await forget(store, a, ref)
+    t.equal(await expireDue(s, at + 10), 1)
+    t.same(await balances(store, a), { available: 10_000, held: 0, ledger: 10_000 })
+    t.same(await balances(store, b), { available: 8800, held: 1200, ledger: 10_000 }, 'the other customer\'s hold untouched')
+    t.match(await store.getDecision(b, ref), { held: '1200' })
+  })
+
+  t.test('a deadline tombstone under the reference of a forgotten hold: expiry releases that hold', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const at = Date.now() + 1000
+    const ref = await approve(store, urn, 2500, at)
+    const decidedAtMs = (await store.getDecision(urn, ref))?.decidedAtMs ?? Infinity
+    await forget(store, urn, ref)
+    // the tombstone is another decision of the same card: decided at a later millisecond, as it always is
+    // past a decision's retention
+    while (Date.now() <= decidedAtMs) await new Promise((resolve) => setImmediate(resolve))
+    const attempt = authInput(urn, { reference: ref, debitAmount: 2500, fingerprint: 'late' })
+    t.equal(await store.abandon(abandonInputOf(attempt)), 'tombstoned')
+    t.match(await store.getDecision(urn, ref), { code: '05', held: '0' })
+    t.equal(await expireDue(s, at + 10), 1)
+    t.same(await balances(store, urn), { available: 10_000, held: 0, ledger: 10_000 }, 'the forgotten hold given back')
+    t.match((await store.readDecisionStream(urn)).filter((e) => e.type === 'authorization.expired'), [{ reference: ref, last4: '4321', released: '2500' }])
+  })
+
   t.test('expiry in many at once expires each hold once', async (t) => {
     const store = await make(t)
     const s = settlementFor(store)
@@ -213,6 +272,26 @@ export function settlementContract (t: Test, make: MakeStore): void {
     const dh = await s.applyPosting(posting(urn, 'purchase', declined.reference, 200), 'S1', null)
     t.equal(dh.outcome, 'declined_here')
     t.same(await balances(store, urn), { available: 500, held: 0, ledger: 500 })
+  })
+
+  t.test('a line that names another card than the authorization\'s: no authorization of that card', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const ref = await approve(store, urn, 2500, later(), { last4: '4321' })
+    // the same reference cleared on card 9999: a force post, and the hold of card 4321 untouched
+    const other = await s.applyPosting(posting(urn, 'purchase', ref, 2500, { last4: '9999' }), 'S1', null)
+    t.equal(other.outcome, 'force_post')
+    t.match(await s.getException(other.exceptions[0] as string), { kind: 'force_post', last4: '9999', detail: /card 9999 .*card 4321/ })
+    t.same(await balances(store, urn), { available: 5000, held: 2500, ledger: 7500 }, 'debited; the hold still held')
+    // a reversal on card 9999 releases nothing of card 4321's hold: money back as for no authorization
+    t.equal((await s.applyPosting(posting(urn, 'reversal', ref, 1000, { last4: '9999' }), 'S1', null)).outcome, 'reversal')
+    t.same(await balances(store, urn), { available: 6000, held: 2500, ledger: 8500 })
+    // the authorization's own card clears it; a line with no card matches by reference and urn alone
+    t.equal((await s.applyPosting(posting(urn, 'purchase', ref, 2000, { last4: '4321' }), 'S1', null)).outcome, 'cleared_partial')
+    t.same(await balances(store, urn), { available: 6500, held: 0, ledger: 6500 })
+    t.equal((await s.applyPosting(posting(urn, 'purchase', ref, 500, { last4: '' }), 'S1', null)).outcome, 'cleared')
+    t.same(await balances(store, urn), { available: 6000, held: 0, ledger: 6000 })
   })
 
   t.test('refund credits; reversal releases what is held, else credits; fee debits; adjustment credits; each once', async (t) => {
@@ -299,5 +378,21 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.equal((await s.listExceptions({ urn, status: 'open', limit: 50 })).items.length, 3)
     t.equal((await s.listExceptions({ urn, status: 'resolved', limit: 50 })).items.length, 2)
     t.same(await balances(store, urn), { available: 960, held: 0, ledger: 960 })
+  })
+
+  t.test('an exception opened outside a statement: once per key, with its event, in the queue like any', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 0)
+    const x = { kind: 'negative_balance' as const, key: `sn~${urn}:R1`, urn, reference: 'R1', last4: '4321', postingType: '', outcome: 'standin_replay', amount: 70, accept: { action: 'none' as const, amount: 0 }, detail: 'below zero' }
+    const first = await s.openException(x)
+    t.match(first, { opened: true, id: /^b\d+~sn~/ })
+    t.same(await s.openException({ ...x, amount: 90 }), { id: first.id, opened: false }, 'the same key again opens nothing')
+    t.match(await s.getException(first.id), { kind: 'negative_balance', status: 'open', urn, reference: 'R1', amount: '70', platformId: '', statementId: '' })
+    const listed = await s.listExceptions({ urn, status: 'open', limit: 10 })
+    t.same(listed.items.map((i) => i.id), [first.id])
+    const events = (await store.readDecisionStream(urn)).filter((e) => e.type === 'reconciliation.exception')
+    t.equal(events.length, 1, 'one reconciliation.exception event')
+    t.equal((await resolveException(store, s, first.id, { action: 'accept', reason: 'collected' }, 'k1')).exception.status, 'resolved')
   })
 }

@@ -110,7 +110,7 @@ t.test('forced on and off with a reason, audited; forced off an unreachable stor
   t.equal((await admin(adminApp, 'POST', '/admin/v1/standin', { on: null, reason: 'back to automatic' })).body.forced, null, 'null ends the forcing')
 })
 
-t.test('a replay below zero: a metric and a log line naming the customer and reference', async (t) => {
+t.test('a replay below zero: a metric, a log line naming the customer and reference, and a negative_balance exception', async (t) => {
   const { inner, sw, publicApp, adminApp, logs } = await setUp(t)
   await inner.debit('USI1', 295_000, 'drain')
   sw.set('down')
@@ -124,6 +124,13 @@ t.test('a replay below zero: a metric and a log line naming the customer and ref
   t.match(logs.find((l) => l.exception === 'negative_balance'), { urn: 'USI1', reference: a.body.transactionReferenceNumber, available: '-5000' })
   const metrics = await adminApp.inject({ method: 'GET', url: '/metrics' })
   t.match(metrics.body, /extauth_standin_negative_balances_total 1/)
+  // queued after the log line, in the same replay
+  let queue = await admin(adminApp, 'GET', '/admin/v1/reconciliation/exceptions?kind=negative_balance&urn=USI1')
+  for (let i = 0; i < 100 && (queue.body.items as unknown[]).length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    queue = await admin(adminApp, 'GET', '/admin/v1/reconciliation/exceptions?kind=negative_balance&urn=USI1')
+  }
+  t.match(queue.body.items, [{ kind: 'negative_balance', status: 'open', urn: 'USI1', reference: a.body.transactionReferenceNumber, amount: '5000' }], 'in the settlement\'s exception queue')
 })
 
 t.test('without STANDIN_POLICY_FILE: not configured, and an unreachable store answers 05', async (t) => {

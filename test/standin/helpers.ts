@@ -56,6 +56,8 @@ export function switchedStore (inner: Store): SwitchedStore {
       if (prop === 'close' || prop === 'kind') return fn
       // the memory store's own readers (its audit trail, its journal) are not store calls: they pass
       if (prop === 'auditRecords' || prop === 'decisionRecords') return fn
+      // nor are the state the memory settlement's steps work on (src/settlement/memory-settlement.ts)
+      if (prop === 'clock' || prop === 'emit' || prop === 'getRecord' || prop === 'putRecord' || prop === 'holdMember' || prop === 'audit') return fn
       return async (...args: unknown[]) => {
         if (reach === 'down') throw new ERR_STORE_NOT_DONE('redis is reconnecting')
         if (reach === 'unsure') throw new ERR_STORE_OUTCOME_UNKNOWN('Command timed out')

@@ -1,12 +1,14 @@
 // The stand-in journal on disk: an approval is in the file before append resolves; the file of a process
 // that is gone is adopted once (also by two processes at once); a line cut short by a kill is skipped and
 // never swallows the next; a void (the deadline answered 05 first) keeps an entry from replay even when it
-// is written before its add line; the file is emptied once nothing is owed.
+// is written before its add line; replayed entries stay in the file (for the caps) until the outage's end,
+// when it is emptied if nothing is owed, and never while an approval is owed, however a void, a done and a
+// flush that fails interleave.
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
-import { entryId, FileStandInJournal, pendingOf, type StandInEntry } from '../../src/standin/journal.js'
+import { entryId, FileStandInJournal, fileIo, pendingOf, type JournalIo, type StandInEntry } from '../../src/standin/journal.js'
 import { authInput } from '../store/contract.js'
 import { tempDir } from './helpers.js'
 
@@ -26,7 +28,7 @@ function lines (path: string): string[] {
   return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
 }
 
-t.test('append resolves with the line in the file; done empties it once nothing is owed', async (t) => {
+t.test('append resolves with the line in the file; the outage\'s end empties it once nothing is owed', async (t) => {
   const dir = tempDir(t)
   const j = new FileStandInJournal(dir, STORE)
   t.teardown(() => { j.close() })
@@ -36,8 +38,12 @@ t.test('append resolves with the line in the file; done empties it once nothing 
   t.same(pendingOf(lines(j.path).map((l) => JSON.parse(l) as never)).map((e) => e.id), many.map((e) => e.id), 'read back oldest first')
   for (const e of many.slice(0, 49)) j.done(e.id)
   t.equal(lines(j.path).length, 99, 'done lines appended while one is still owed')
+  j.endOutage()
+  t.equal(lines(j.path).length, 99, 'one still owed: kept whole')
   j.done(many[49]!.id)
-  t.equal(readFileSync(j.path, 'utf8'), '', 'nothing owed: emptied')
+  t.equal(lines(j.path).length, 100, 'nothing owed: the replayed entries are kept until the outage is over')
+  j.endOutage()
+  t.equal(readFileSync(j.path, 'utf8'), '', 'the outage over: emptied')
 })
 
 t.test('the journal of a process that is gone is adopted once, oldest first; a torn last line is skipped', async (t) => {
@@ -55,10 +61,11 @@ t.test('the journal of a process that is gone is adopted once, oldest first; a t
   const a = new FileStandInJournal(dir, STORE, process.pid)
   const b = new FileStandInJournal(dir, 'another program|p:', process.pid)
   t.teardown(() => { a.close(); b.close() })
-  t.same(b.adopt(), [], 'another store\'s journal is not ours')
-  const adopted = a.adopt()
+  t.same(b.adopt(), { owed: [], replayed: [] }, 'another store\'s journal is not ours')
+  const { owed: adopted, replayed } = a.adopt()
   t.same(adopted.map((e) => e.input.reference), ['A', 'B'], 'A and B, oldest first; C was replayed, D never flushed')
-  t.same(a.adopt(), [], 'adopted once')
+  t.same(replayed.map((e) => e.input.reference), ['C'], 'C replayed in this outage: for the caps')
+  t.same(a.adopt(), { owed: [], replayed: [] }, 'adopted once')
   t.same(readdirSync(dir).sort(), [basename(a.path), basename(b.path)].sort(), 'their file is gone')
   t.same(pendingOf(lines(a.path).map((l) => JSON.parse(l) as never)).map((e) => e.input.reference), ['A', 'B'], 'now in our file, before theirs was deleted')
 })
@@ -71,7 +78,7 @@ t.test('two processes adopting at once: each entry goes to one of them', async (
   const a = new FileStandInJournal(dir, STORE, process.pid)
   const b = new FileStandInJournal(dir, STORE, process.ppid)
   t.teardown(() => { a.close(); b.close() })
-  const got = [...a.adopt(), ...b.adopt()]
+  const got = [...a.adopt().owed, ...b.adopt().owed]
   t.same(got.map((e) => e.input.reference), ['X'])
 })
 
@@ -84,7 +91,7 @@ t.test('the same pid again (a container restarted): its own file is adopted, and
   appendFileSync(first.path, '{"a":"add","id":"[\\"UJ1\\",\\"T')
   const second = new FileStandInJournal(dir, STORE, pid)
   t.teardown(() => { second.close() })
-  t.same(second.adopt().map((e) => e.input.reference), ['A'])
+  t.same(second.adopt().owed.map((e) => e.input.reference), ['A'])
   await second.append(entry('B', 2000))
   const third = new FileStandInJournal(dir, STORE, deadPid())
   t.teardown(() => { third.close() })
@@ -107,6 +114,106 @@ t.test('a void keeps an entry from replay, whichever line comes first', async (t
   await p
   t.same(pendingOf(lines(j.path).map((l) => JSON.parse(l) as never)), [], 'voided while its add was being written: not owed')
   writeFileSync(j.path, '')
+})
+
+/**
+ * The file system's writes, with the next flush held when `hold` is called: `entered` resolves once that
+ * flush has started (its add line written), and `settle` lets it finish or fail.
+ */
+function heldIo (): JournalIo & { hold: () => { entered: Promise<void>, settle: (err?: Error) => void } } {
+  let held: { enter: () => void, gate: Promise<void> } | null = null
+  return {
+    write: fileIo.write,
+    fdatasync: async (fd) => {
+      const h = held
+      held = null
+      if (h !== null) { h.enter(); await h.gate }
+      await fileIo.fdatasync(fd)
+    },
+    hold () {
+      let enter = (): void => {}
+      let settle = (_err?: Error): void => {}
+      const entered = new Promise<void>((resolve) => { enter = resolve })
+      const gate = new Promise<void>((resolve, reject) => { settle = (err) => { if (err === undefined) resolve(); else reject(err) } })
+      held = { enter, gate }
+      return { entered, settle }
+    }
+  }
+}
+
+/** what the next process with this pid would replay */
+function owedAfterRestart (dir: string, pid: number): string[] {
+  const next = new FileStandInJournal(dir, STORE, pid)
+  try { return next.adopt().owed.map((e) => e.input.reference) } finally { next.close() }
+}
+
+t.test('a void while its add is being flushed, and the flush then fails: the approval owed before is kept', async (t) => {
+  const dir = tempDir(t)
+  const pid = deadPid()
+  const io = heldIo()
+  const j = new FileStandInJournal(dir, STORE, pid, io)
+  await j.append(entry('A', 1000, 1))
+  const flush = io.hold()
+  const b = j.append(entry('B', 2000, 2))
+  await flush.entered
+  j.void(entryId('UJ1', 'B'))
+  flush.settle(new Error('EIO'))
+  await t.rejects(b, { message: 'EIO' })
+  await j.append(entry('C', 3000, 3))
+  j.done(entryId('UJ1', 'C'))
+  j.close()
+  t.same(owedAfterRestart(dir, pid), ['A'], 'A was answered 00 and not replayed: still in the file')
+})
+
+t.test('a void while its add is being flushed: the file is emptied at the outage\'s end once nothing else is owed', async (t) => {
+  const dir = tempDir(t)
+  const pid = deadPid()
+  const io = heldIo()
+  const j = new FileStandInJournal(dir, STORE, pid, io)
+  t.teardown(() => { j.close() })
+  const flush = io.hold()
+  const a = j.append(entry('A', 1000, 1))
+  await flush.entered
+  j.void(entryId('UJ1', 'A'))
+  j.endOutage()
+  t.not(readFileSync(j.path, 'utf8'), '', 'A\'s line still being flushed: kept')
+  flush.settle()
+  await a
+  j.endOutage()
+  t.equal(readFileSync(j.path, 'utf8'), '', 'A voided and its flush over: nothing owed, emptied')
+  await j.append(entry('B', 2000, 2))
+  t.same(owedAfterRestart(dir, pid), ['B'])
+  j.done(entryId('UJ1', 'B'))
+  j.endOutage()
+  t.equal(readFileSync(j.path, 'utf8'), '', 'B replayed: nothing owed, emptied')
+})
+
+t.test('a done and then a void of one entry (a replay and a deadline at once) close that entry only', async (t) => {
+  const dir = tempDir(t)
+  const pid = deadPid()
+  const j = new FileStandInJournal(dir, STORE, pid)
+  await j.append(entry('A', 1000, 1))
+  await j.append(entry('B', 2000, 2))
+  j.done(entryId('UJ1', 'B'))
+  j.void(entryId('UJ1', 'B'))
+  j.close()
+  t.same(owedAfterRestart(dir, pid), ['A'])
+})
+
+t.test('an append whose flush fails is answered 05 and never replayed, though its line was written', async (t) => {
+  const dir = tempDir(t)
+  const pid = deadPid()
+  const io = heldIo()
+  const j = new FileStandInJournal(dir, STORE, pid, io)
+  await j.append(entry('A', 1000, 1))
+  const flush = io.hold()
+  const b = j.append(entry('B', 2000, 2))
+  await flush.entered
+  flush.settle(new Error('EIO'))
+  await t.rejects(b, { message: 'EIO' })
+  j.close()
+  t.ok(readFileSync(j.path, 'utf8').includes('"B"'), 'B\'s add line is in the file')
+  t.same(owedAfterRestart(dir, pid), ['A'])
 })
 
 t.test('a card number, CVD2 or expiry sent beside the request never reaches the journal', async (t) => {

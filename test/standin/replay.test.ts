@@ -1,6 +1,7 @@
 // The stand-in itself: caps that hold under 1,000 concurrent requests for one card; an approval voided by the
 // deadline never replayed; the replay oldest first, each reference once, also when the process is killed
-// mid-replay and the next one adopts its journal.
+// mid-replay and the next one adopts its journal, which then counts the outage's approvals already replayed
+// in its caps as the process before it did.
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { MemoryStore } from '../../src/store/memory.js'
@@ -14,10 +15,12 @@ import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import { authInput } from '../store/contract.js'
 import { POLICY, tempDir } from './helpers.js'
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 
 const STORE = 'memory|replay:'
 const log = createLogger('silent')
-const live: StandInAbort = { aborted: false, onAbort: () => {} }
+/** a request whose 00 is sent as soon as it is decided */
+const live: StandInAbort = { aborted: false, done: true, onAbort: () => {} }
 
 function standIn (store: Store, journal: StandInJournal, policy: Record<string, unknown> = {}): StandIn {
   const s = new StandIn({ policy: parsePolicy({ ...POLICY, ...policy }), journal, store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000 })
@@ -56,10 +59,11 @@ t.test('an approval the deadline answered 05 first is voided: never replayed, it
   const s = standIn(store, new MemoryStandInJournal(), { perCard: { count: 1, amount: '1000000' } })
   t.teardown(async () => { await s.stop() })
   let hook: (() => void) | null = null
-  const abort = { aborted: false, onAbort: (fn: (() => void) | null) => { hook = fn } }
+  const abort = { aborted: false, done: false, onAbort: (fn: (() => void) | null) => { hook = fn } }
   const p = s.decide(input('UV1', 'V1'), null, '5411', abort)
   // the guard answers 05 before the journal write resolves
   abort.aborted = true
+  abort.done = true
   ;(hook as unknown as () => void)()
   t.match(await p, { code: '05' })
   t.match(await s.decide(input('UV1', 'V2'), null, '5411', live), { code: '00' }, 'the card\'s one approval is free again')
@@ -107,6 +111,57 @@ t.test('a process killed mid-replay: the next one adopts its journal and each re
   t.same(events.map((e) => e.reference), order.slice().sort((a, b) => a - b).map((k) => `K${k}`), 'replayed oldest first, one event each')
 })
 
+t.test('a process restarted mid-replay of an outage that is not over keeps the caps its replayed approvals used', async (t) => {
+  const { switchedStore } = await import('./helpers.js')
+  const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
+  const dir = tempDir(t)
+  const inner = new MemoryStore()
+  await inner.putCustomer('UR1', {})
+  await inner.credit('UR1', 100_000, 'seed')
+  const sw = switchedStore(inner)
+  // the store goes again after the third replay: the outage is not over
+  let replays = 0
+  const flaky = new Proxy(sw.store, {
+    get (target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown
+      if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      return async (i: AuthorizeInput) => {
+        const r = await target.authorize(i)
+        if (++replays === 3) sw.set('down')
+        return r
+      }
+    }
+  })
+  const caps = { perCard: { count: 100, amount: '100000000' }, perInstance: { amount: '1000' } }
+  const gonePid = spawnSync(process.execPath, ['-e', '']).pid as number
+  const first = standIn(flaky, new FileStandInJournal(dir, STORE, gonePid), caps)
+  t.ok(first.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
+  const t0 = Date.now() - 10_000
+  for (let k = 0; k < 5; k++) t.match(await first.decide(input('UR1', `R${k}`, 200, '4321', t0 + k), null, '5411', live), { code: '00' })
+  t.match(await first.decide(input('UR1', 'R5', 200), null, '5411', live), { code: '05', check: 'perInstance.amount' }, 'the instance cap used up')
+  first.storeAnswered()
+  await first.replayNow()
+  t.match(first.status(), { state: 'active', amount: '1000', replayed: { applied: 3 }, replayBacklog: { count: 2 } }, 'three replayed, then the store went again')
+  await first.stop()
+
+  const journal = new FileStandInJournal(dir, STORE, process.pid)
+  const second = standIn(flaky, journal, caps)
+  t.teardown(async () => { await second.stop() })
+  t.equal(second.start(), 2, 'the two not replayed are adopted for replay')
+  t.ok(second.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.match(second.status(), { amount: '1000', replayBacklog: { count: 2, amount: '400' } }, 'the three replayed still count in this outage')
+  t.match(await second.decide(input('UR1', 'R6', 200), null, '5411', live), { code: '05', check: 'perInstance.amount' }, 'so the cap holds across the restart')
+
+  sw.set('up')
+  second.storeAnswered()
+  await second.replayNow()
+  t.match(second.status(), { state: 'standby', sinceMs: null, amount: '0', replayBacklog: { count: 0 } }, 'everything replayed: the outage is over')
+  t.equal(readFileSync(journal.path, 'utf8'), '', 'and the journal emptied')
+  t.equal((await inner.getCustomer('UR1'))?.available, 100_000 - 1000, 'five approvals debited once')
+  t.ok(second.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.match(await second.decide(input('UR1', 'R7', 200), null, '5411', live), { code: '00' }, 'a new outage: the caps start again')
+})
+
 t.test('an idle instance leaves stand-in once the store answers a ping, without a decision', async (t) => {
   const { switchedStore } = await import('./helpers.js')
   const sw = switchedStore(new MemoryStore())
@@ -121,3 +176,41 @@ t.test('an idle instance leaves stand-in once the store answers a ping, without 
   t.equal(s.status().state, 'standby', 'left stand-in')
   t.equal(s.status().sinceMs, null, 'and the outage closed')
 })
+
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(`a replay below zero opens one negative_balance exception in the settlement's queue, also when the queue failed the first time (${kind})`, async (t) => {
+    const { settlementFor } = await import('../../src/settlement/for-store.js')
+    const { queueStandInNegativeBalance } = await import('../../src/settlement/standin-exception.js')
+    const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
+    const { sharedRedisStore } = await import('../helpers/redis.js')
+    const store = kind === 'memory' ? new MemoryStore() : await sharedRedisStore(t)
+    const settlement = settlementFor(store)
+    const queue = queueStandInNegativeBalance(settlement)
+    await store.putCustomer('UNB1', {})
+    await store.credit('UNB1', 50, 'seed')
+    let refusals = 1
+    const told: unknown[] = []
+    const s = new StandIn({
+      policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000,
+      onNegativeBalance: (nb) => { told.push(nb) },
+      queueNegativeBalance: async (nb) => {
+        if (refusals-- > 0) throw new ERR_STORE_NOT_DONE('redis is reconnecting')
+        await queue(nb)
+      }
+    })
+    t.teardown(async () => { await s.stop() })
+    t.match(await s.decide(input('UNB1', 'NB1', 100), null, '5411', live), { code: '00' })
+    await s.replayNow()
+    t.equal((await store.getCustomer('UNB1'))?.available, -50, 'replayed below zero')
+    t.match(s.status(), { replayBacklog: { count: 1 } }, 'the queue refused it: the entry is not done')
+    await s.replayNow()
+    t.match(s.status(), { replayBacklog: { count: 0 }, replayed: { applied: 1 } }, 'handed over again, not replayed again')
+    t.equal((await store.getCustomer('UNB1'))?.available, -50, 'debited once')
+    t.equal(told.length, 1, 'one log line')
+    const listed = await settlement.listExceptions({ kind: 'negative_balance', urn: 'UNB1', limit: 10 })
+    t.equal(listed.items.length, 1)
+    t.match(listed.items[0], { status: 'open', urn: 'UNB1', reference: 'NB1', last4: '4321', amount: '50', accept: { action: 'none', amount: '0' }, detail: /stand-in approval of 100/ })
+    await queue({ urn: 'UNB1', reference: 'NB1', last4: '4321', debit: 100, available: -50 })
+    t.equal((await settlement.listExceptions({ kind: 'negative_balance', urn: 'UNB1', limit: 10 })).items.length, 1, 'handed over again: still one')
+  })
+}

@@ -12,7 +12,7 @@ import { InFlight } from '../../src/decision/deadline.js'
 import { compileRuleFiles } from '../../src/rules/load.js'
 import { intBetween, pick, seededRandom, type Random } from '../../src/sim/prng.js'
 import { StandIn } from '../../src/standin/stand-in.js'
-import { pendingOf, type StandInEntry, type StandInJournal } from '../../src/standin/journal.js'
+import { outageOf, pendingOf, type Adopted, type StandInEntry, type StandInJournal } from '../../src/standin/journal.js'
 import { standInMetrics } from '../../src/standin/metrics.js'
 import { parsePolicy, type StandInPolicy } from '../../src/standin/policy.js'
 import type { Store } from '../../src/store/types.js'
@@ -56,10 +56,15 @@ class VolumeJournal implements StandInJournal {
 
   void (id: string): void { if (!this.dead) this.disk.push({ a: 'void', id }) }
   done (id: string): void { if (!this.dead) this.disk.push({ a: 'done', id }) }
-  adopt (): StandInEntry[] {
-    if (this.adopted) return []
+  adopt (): Adopted {
+    if (this.adopted) return { owed: [], replayed: [] }
     this.adopted = true
-    return pendingOf(this.disk)
+    return outageOf(this.disk)
+  }
+
+  /** as the file journal: emptied when nothing is owed or being written */
+  endOutage (): void {
+    if (!this.dead && this.queue.length === 0 && pendingOf(this.disk).length === 0) this.disk.length = 0
   }
 
   close (): void {}

@@ -29,6 +29,8 @@ export interface Delivered {
   last4: string
   replayed: boolean
   reason: string
+  /** a stand-in decline: the policy check or cap that declined it */
+  check?: string
   step: number
   /** the simulated clock when it left */
   atMs: number

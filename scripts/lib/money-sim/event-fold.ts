@@ -10,6 +10,8 @@ import type { CheckEnv } from './invariants.js'
 type Move = (data: Record<string, unknown>) => number
 
 const num = (v: unknown): number => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN)
+/** a balance: below zero after a clearing over its hold or a stand-in replay */
+const signed = (v: unknown): number => (typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : NaN)
 
 /** What each event type does to the customer's available balance. */
 const MOVES: Record<string, Move> = {
@@ -55,7 +57,7 @@ export class EventFold {
         const urn = String(data.urn)
         // a statement's posting: its event carries the balance after it, not the change (the outcomes table
         // decides the change from the hold); the fold takes that balance, and books-agree checks it against the model
-        const move = type === 'settlement.posted' ? (x: Record<string, unknown>) => num(x.available) - this.balance(urn) : MOVES[type]
+        const move = type === 'settlement.posted' ? (x: Record<string, unknown>) => signed(x.available) - this.balance(urn) : MOVES[type]
         if (move === undefined) { sim.violation('events-replay', `event ${e.id} of ${urn}: type ${type} has no known effect on money`); continue }
         const delta = move(data)
         if (!Number.isSafeInteger(delta)) { sim.violation('events-replay', `event ${e.id} ${type} of ${urn}: no amount in ${JSON.stringify(data)}`); continue }

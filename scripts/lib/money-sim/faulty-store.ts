@@ -261,6 +261,14 @@ export class FaultyStore implements Store {
     return await this.call('listLifecycle', { urn }, async () => await this.sim.store.listLifecycle(urn, limit), () => {}, STORE_FAULTS)
   }
 
+  /**
+   * A step of the settlement's exception queue (a FAILED lifecycle record's exception): queued and faulted as a
+   * record's write; the model keeps no exceptions (the invariant lifecycle-queued reads them).
+   */
+  async settlementStep<T> (label: string, args: unknown, real: () => Promise<T>): Promise<T> {
+    return await this.call(label, args, real, () => {}, RECORD_FAULTS)
+  }
+
   async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires?: boolean): Promise<void> {
     return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value, expectedRev, expires) }, () => {}, RECORD_FAULTS)
   }

@@ -12,6 +12,8 @@ import type { PartyBooks } from './fake-parties.js'
 import { MODEL_LIMITS, windowId, type Model, type ModelDecision } from './model.js'
 import type { RawState } from './raw-state.js'
 import { sliceSums } from '../../../src/store/limit-totals.js'
+import { settlementFor } from '../../../src/settlement/for-store.js'
+import { lifecycleFailedId, ownerOf } from '../../../src/settlement/lifecycle-failed.js'
 
 export interface CheckEnv {
   sim: SimContext
@@ -160,6 +162,19 @@ function leftToOperator (rec: HeldMoveRecord | null, job: TransferJob | UnloadJo
 }
 
 /**
+ * `lifecycle-queued`: a record FAILED with a reconcile note whose call told the client so is in the operator's
+ * queue, as a lifecycle_failed exception (a save whose reply was lost told the client nothing: its repeat
+ * queues it when it answers).
+ */
+async function checkQueued (env: CheckEnv, kind: 'load' | 'transfer' | 'unload', id: string, rec: { status: string, reconcile?: string, createdAtMs: number } | null, last: unknown): Promise<void> {
+  if (rec?.status !== 'FAILED' || rec.reconcile === undefined || (last as { reconcile?: string } | null)?.reconcile === undefined) return
+  const owner = ownerOf(kind, rec as unknown as Parameters<typeof ownerOf>[1])
+  if (owner === undefined) return
+  const x = await settlementFor(env.sim.store).getException(lifecycleFailedId(owner, kind, id, rec.createdAtMs))
+  if (x?.kind !== 'lifecycle_failed') env.sim.violation('lifecycle-queued', `${kind} ${id} is FAILED with a reconcile note, and told the client so; no lifecycle_failed exception`)
+}
+
+/**
  * The card-lifecycle page's known limits: a settled record is forgotten 30 days after its last change, and
  * a repeat after that is a new call: its first send meets the platform's 1054 and is DECLINED, the new hold
  * given back. The record then says DECLINED of money the first call moved; the money is checked as any.
@@ -209,7 +224,11 @@ async function checkLoad (env: CheckEnv, job: LoadJob, final: boolean): Promise<
   if (rec?.status === 'LOADED' && credited === undefined) sim.violation('lifecycle-agrees', `load ${job.ref} LOADED without its credit`)
   // left to an operator (the README's reconcile note), while the record says so or after it expired
   const note = rec !== null ? (rec.status === 'FAILED' ? rec.reconcile : undefined) : (job.phase === 'gave-up' ? (job.last as { reconcile?: string } | null)?.reconcile : undefined)
-  if (note !== undefined) { env.reconcile.add(`load:${job.ref}`); return }
+  if (note !== undefined) {
+    env.reconcile.add(`load:${job.ref}`)
+    await checkQueued(env, 'load', job.ref, rec, job.last)
+    return
+  }
   if (job.phase === 'gave-up' && charged && credited === undefined) {
     sim.violation('charged-card-credited', `load ${job.ref}: the card was charged ${job.amount}, and extauth answered ${JSON.stringify(job.last)}, which tells the client not to repeat; it is never credited`)
   }
@@ -241,6 +260,7 @@ async function checkTransfer (env: CheckEnv, job: TransferJob, final: boolean): 
   checkIdSpace(env, job, rec)
   if (leftToOperator(rec, job)) {
     env.reconcile.add(job.id)
+    await checkQueued(env, 'transfer', job.id, rec, job.last)
     return
   }
   if (job.phase === 'gave-up' && moved && receivedAll === 0) {
@@ -274,6 +294,7 @@ async function checkUnload (env: CheckEnv, job: UnloadJob, final: boolean): Prom
   checkIdSpace(env, job, rec)
   if (leftToOperator(rec, job)) {
     env.reconcile.add(`unload:${job.id}`)
+    await checkQueued(env, 'unload', job.id, rec, job.last)
     return
   }
   if (job.phase === 'gave-up' && moved !== (heldAll === total)) {

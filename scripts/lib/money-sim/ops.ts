@@ -80,6 +80,11 @@ function newAuth (env: OpEnv, card?: { urn: string, last4: string }): RecentAuth
   return r
 }
 
+/** the same request on another card of the customer (or, a customer without cards, another last4) */
+function onOtherCard (body: AuthRequest): AuthRequest {
+  return { ...body, last4Digits: body.last4Digits === '1111' ? '2222' : '1111' }
+}
+
 function recentAuth (env: OpEnv): RecentAuth | null {
   return env.recent.length === 0 ? null : pick(env.sim.rnd, env.recent)
 }
@@ -114,7 +119,9 @@ export const OPS: OpSpec[] = [
     run: async (env) => {
       const r = recentAuth(env)
       if (r === null) return
-      const body = { ...r.body, transactionAmount: String(Number(r.body.transactionAmount) + 1) }
+      // another amount, or the same reference on another card: a conflict while its decision is kept, a new
+      // decision once it is forgotten (whose hold must not be taken for the old one's)
+      const body = env.sim.rnd() < 0.5 ? { ...r.body, transactionAmount: String(Number(r.body.transactionAmount) + 1) } : onOtherCard(r.body)
       await platformSend(env, body, authOf(body, env.sim.clock.now()))
     }
   },
@@ -311,6 +318,13 @@ export const OPS: OpSpec[] = [
       env.sim.clock.advance(9 * 24 * 3_600_000)
       const r = recentAuth(env)
       if (r !== null) await adminCall(env, async (p) => await p.store.reverse(r.body.urn, r.body.transactionReferenceNumber, null))
+      // a reference whose decision is now forgotten, authorized anew on another card before an expiry run: the
+      // new decision's hold is not the old one's, which expiry gives back
+      const again = recentAuth(env)
+      if (again !== null && env.sim.rnd() < 0.5) {
+        const body = onOtherCard(again.body)
+        await platformSend(env, body, authOf(body, env.sim.clock.now()))
+      }
     }
   }
 ]

@@ -19,6 +19,10 @@ import type { CompiledRuleSet } from '../../../src/rules/types.js'
 import { refKey, type Delivered, type SimContext } from './context.js'
 import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
+import { settlementFor } from '../../../src/settlement/for-store.js'
+import { lifecycleFailedHook } from '../../../src/settlement/lifecycle-failed.js'
+import { queueStandInNegativeBalance } from '../../../src/settlement/standin-exception.js'
+import type { NewException } from '../../../src/settlement/types.js'
 import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
 import { Registry } from 'prom-client'
 import { StandIn } from '../../../src/standin/stand-in.js'
@@ -68,6 +72,17 @@ export class SimProcess {
       clearTimeout: (handle) => { (handle as { cancelled: boolean }).cancelled = true }
     }
     this.compensator = new Compensator(this.store, silent, undefined, { retryDelayMsMin: 0, retryDelayMsMax: 0, journal, timers })
+    // the settlement's exception queue as services.ts hands it to the moves and the stand-in, its step a queued
+    // call with a record write's faults
+    const settlement = settlementFor(sim.store)
+    const store = this.store
+    const queue = new Proxy(settlement, {
+      get (target, prop, receiver) {
+        if (prop === 'openException') return async (x: NewException) => await store.settlementStep('openException', x, async () => await target.openException(x))
+        const v = Reflect.get(target, prop, receiver) as unknown
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      }
+    })
     const standInBooks = sim.standIn
     if (standInDir !== null && standInBooks !== null) {
       this.journal = new ScheduledJournal(sim, this, journalOf(standInDir, id))
@@ -80,7 +95,8 @@ export class SimProcess {
         clock: sim.clock.now,
         // the replay's own timer never fires in a run: the simulation drives the replay (engine.ts)
         replayEveryMs: 2 ** 31 - 1,
-        onNegativeBalance: () => { standInBooks.figures.negative++ }
+        onNegativeBalance: () => { standInBooks.figures.negative++ },
+        queueNegativeBalance: queueStandInNegativeBalance(queue)
       })
     } else {
       this.journal = null
@@ -92,10 +108,11 @@ export class SimProcess {
       // holds that the run expires (engine.ts): what they hold is checked against the model (checkCustomer)
       ...(sim.opts.settlement === 'holds' ? { holdExpiry: (_mcc: string | undefined, nowMs: number) => nowMs + SIM_HOLD_EXPIRY_MS } : {})
     }
-    this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now)
+    const onFailed = lifecycleFailedHook(queue, silent)
+    this.loads = new LoadService(this.store, fakeGateway(sim, this, books), sim.clock.now, undefined, onFailed)
     const prepaid = fakePrepaid(sim, this, books)
-    this.transfers = new TransferService(this.store, prepaid, sim.clock.now)
-    this.unloads = new UnloadService(this.store, prepaid, sim.clock.now)
+    this.transfers = new TransferService(this.store, prepaid, sim.clock.now, undefined, onFailed)
+    this.unloads = new UnloadService(this.store, prepaid, sim.clock.now, undefined, onFailed)
   }
 
   /** Resolves with the call's result, or null when the process died before it answered. */
@@ -162,7 +179,7 @@ export class SimProcess {
       sim.touchedRefs.add(key)
       sim.touchedUrns.add(body.urn)
       sim.counts.answers[`${d.code} ${d.via}`] = (sim.counts.answers[`${d.code} ${d.via}`] ?? 0) + 1
-      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed)
+      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed, d.check)
       return full
     }
     if (!validBody(body)) return deliver({ code: '05', via: 'refused', replayed: false, reason: 'bad_request' })
@@ -190,7 +207,8 @@ export class SimProcess {
         (d) => {
           if (guard.done) return
           guard.release()
-          settle({ code: d.code, via: d.standIn === true ? 'standin' : 'store', replayed: d.replayed, reason: d.reason })
+          const check = d.standIn === true ? d.values?.check : undefined
+          settle({ code: d.code, via: d.standIn === true ? 'standin' : 'store', replayed: d.replayed, reason: d.reason, ...(typeof check === 'string' ? { check } : {}) })
         },
         () => { if (guard.done) return; guard.release(); settle({ code: '05', via: 'error', replayed: false, reason: 'store_error' }) }
       )

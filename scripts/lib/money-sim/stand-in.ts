@@ -7,18 +7,20 @@
 // - standin-replayed-once: every stand-in approval becomes one new decision in the store, once (a replay that
 //   makes a second decision of an approval already replayed is money moved twice), and none is lost: once the
 //   instance says it has nothing left to replay, every approval the platform heard has reached the store.
-import { FileStandInJournal, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
+import { FileStandInJournal, type Adopted, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
 import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
 import type { ProcessHandle, SimContext } from './context.js'
 
 /**
  * The simulation's policy: tight enough that its caps bind within one outage (a few cards, a few requests
- * each); ECOM off and ATM left out, so both are declined in stand-in.
+ * each): perInstance.amount is a few typical approvals, so an ordinary run reaches it (declines by
+ * perInstance.amount in the summary) as it reaches the card caps; ECOM off and ATM left out, so both are
+ * declined in stand-in.
  */
 export const SIM_STANDIN_POLICY = {
   channels: { POS: { enabled: true, perTransactionMax: '3000' }, 'POS-Contactless': { enabled: true }, ECOM: { enabled: false } },
   perCard: { count: 3, amount: '6000' },
-  perInstance: { count: 10, amount: '20000' },
+  perInstance: { count: 10, amount: '8000' },
   blockedMcc: ['7995']
 } as const
 
@@ -70,7 +72,8 @@ export class ScheduledJournal implements StandInJournal {
 
   void (id: string): void { this.disk.void(id) }
   done (id: string): void { this.disk.done(id) }
-  adopt (): StandInEntry[] { return this.disk.adopt() }
+  adopt (): Adopted { return this.disk.adopt() }
+  endOutage (): void { this.disk.endOutage() }
   close (): void { this.disk.close() }
 }
 
@@ -87,6 +90,8 @@ export interface StandInFigures {
   approved: number
   fromJournal: number
   declined: number
+  /** stand-in declines by the policy check or cap that made them (perInstance.amount: the instance's cap reached) */
+  declinedBy: Record<string, number>
   /** replays that reached the store, by what the model says they met */
   applied: number
   existing: number
@@ -118,13 +123,17 @@ export class StandInBooks {
   private cards = new Map<string, Use>()
   private instance: Use = { count: 0, amount: 0 }
   readonly figures: StandInFigures = {
-    outages: 0, refused: 0, approved: 0, fromJournal: 0, declined: 0, applied: 0, existing: 0, exceptions: 0, unheard: 0, negative: 0,
+    outages: 0, refused: 0, approved: 0, fromJournal: 0, declined: 0, declinedBy: {}, applied: 0, existing: 0, exceptions: 0, unheard: 0, negative: 0,
     windows: 0, cardCountMax: 0, cardAmountMax: 0, instanceCountMax: 0, instanceAmountMax: 0
   }
 
   /** The platform heard an answer decided in stand-in. */
-  answered (key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean): void {
-    if (code !== '00') { this.figures.declined++; return }
+  answered (key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean, check?: string): void {
+    if (code !== '00') {
+      this.figures.declined++
+      if (check !== undefined) this.figures.declinedBy[check] = (this.figures.declinedBy[check] ?? 0) + 1
+      return
+    }
     if (fromJournal) this.figures.fromJournal++
     else this.figures.approved++
     if (!this.owed.has(key)) this.owed.set(key, { urn, last4, debit })

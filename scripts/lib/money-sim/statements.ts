@@ -50,9 +50,9 @@ export class SimPlatform {
     const now = sim.clock.now()
     const postedAt = new Date(now).toISOString()
     const lines: Line[] = []
-    const line = (type: PostingType, d: ModelDecision, amount: number): void => {
-      lines.push({ platformId: `P${sim.opts.seed}-${++this.seq}`, type, reference: d.reference, urn: d.urn, last4: d.last4, amount: String(amount), currency: 'EUR', postedAt })
-    }
+    const lineOf = (type: PostingType, d: ModelDecision, amount: number): Line =>
+      ({ platformId: `P${sim.opts.seed}-${++this.seq}`, type, reference: d.reference, urn: d.urn, last4: d.last4, amount: String(amount), currency: 'EUR', postedAt })
+    const line = (type: PostingType, d: ModelDecision, amount: number): void => { lines.push(lineOf(type, d, amount)) }
     // what the model's customers can spend while this statement is drawn up (no line takes one below zero)
     const spare = new Map<string, number>()
     const canDebit = (urn: string, n: number): boolean => {
@@ -76,6 +76,11 @@ export class SimPlatform {
           const over = 1 + Math.floor(rnd() * 500)
           if (canDebit(d.urn, over)) line('purchase', d, d.held + over)
         } else if (x < 0.9) line('reversal', d, d.held)
+        else if (x < 0.95) {
+          // the reference cleared on another card: no authorization of that card, a force post; the hold stays
+          const amount = 1 + Math.floor(rnd() * 300)
+          if (canDebit(d.urn, amount)) lines.push({ ...lineOf('purchase', d, amount), last4: d.last4 === '0000' ? '0001' : '0000' })
+        }
       } else if (cleared > 0 && x < 0.3) {
         line('refund', d, 1 + Math.floor(rnd() * cleared))
       }
@@ -168,7 +173,10 @@ function applyLine (sim: SimContext, p: Posting): void {
   const c = sim.model.customers.get(p.urn)
   const d = sim.model.decision(p.urn, p.reference)
   if (c === undefined || d === undefined) throw new Error(`the simulated platform posted ${p.platformId} for no decision`)
-  if (p.type === 'purchase') {
+  if (p.type === 'purchase' && p.last4 !== '' && p.last4 !== d.last4) {
+    // no authorization of that card: a force post, debited; the decision's hold untouched
+    c.available -= p.amount
+  } else if (p.type === 'purchase') {
     if (d.expired === true) {
       c.available -= p.amount
     } else {

@@ -21,7 +21,8 @@ export function summarize (r: SimResult, opts: SimOptions): string {
   lines.push(`outbox events folded into balances: ${r.eventsFolded}`)
   const s = r.standIn
   if (s !== null) {
-    lines.push(`stand-in: ${s.outages} outages (${s.refused} store calls refused), answered 00 ${s.approved} (+${s.fromJournal} repeats from the journal), declined ${s.declined}; ` +
+    lines.push(`stand-in: ${s.outages} outages (${s.refused} store calls refused), answered 00 ${s.approved} (+${s.fromJournal} repeats from the journal), declined ${s.declined}` +
+      `${Object.keys(s.declinedBy).length > 0 ? ` (by ${fmt(s.declinedBy)})` : ''}; ` +
       `replays applied ${s.applied} (${s.unheard} never heard by the platform), existing ${s.existing}, onto another answer ${s.exceptions}; below zero ${s.negative}; ` +
       `${s.windows} outages closed, most used in one: card ${s.cardCountMax} approvals / ${s.cardAmountMax}, instance ${s.instanceCountMax} / ${s.instanceAmountMax}`)
   }

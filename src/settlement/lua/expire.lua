@@ -20,8 +20,15 @@ for _, member in ipairs(due) do
   local dkey = tag .. ':d:' .. urnp .. ':' .. refp
   local ckey = tag .. ':c:' .. urnp
   local raw = redis.call('GET', dkey)
+  local rec = nil
   if raw then
-    local rec = decodeRecord(raw, dkey, unpart(urnp), unpart(refp), unpart(l4p))
+    rec = decodeRecord(raw, dkey, unpart(urnp), unpart(refp), recordLast4(raw))
+    -- the decision under the member's key may be another one than the member's (holdForget in records.lua):
+    -- an approval of the same card, decided when the member's was (a member written before keeps no time)
+    local at = redis.call('HGET', stream .. ':ha', member .. ':d')
+    if rec.code ~= '00' or keyPart(rec.last4) ~= l4p or (at and tonumber(at) ~= rec.decidedAtMs) then rec = nil end
+  end
+  if rec then
     local held = tonumber(rec.held)
     settleRecord(rec, dkey, ckey, stream, held, 0)
     local available = redis.call('HINCRBY', ckey, 'available', held)
@@ -34,8 +41,8 @@ for _, member in ipairs(due) do
     })
     expired = expired + 1
   else
-    -- its decision is gone (kept past the expiry by the retention: no expiry ran that long): what the index
-    -- says it holds goes back all the same
+    -- its decision is gone (kept past the expiry by the retention: no expiry ran that long), or the key holds
+    -- another decision: what the index says this hold holds goes back all the same, and nothing of the other
     local amt = tonumber(redis.call('HGET', stream .. ':ha', member) or '0')
     if amt > 0 and redis.call('EXISTS', ckey) == 1 then
       redis.call('HINCRBY', ckey, 'held', -amt)
@@ -47,8 +54,7 @@ for _, member in ipairs(due) do
       expired = expired + 1
     end
   end
-  redis.call('ZREM', stream .. ':h', member)
-  redis.call('HDEL', stream .. ':ha', member)
+  holdForget(stream, member)
 end
 local more = '0'
 if #due == tonumber(ARGV[2]) then more = '1' end

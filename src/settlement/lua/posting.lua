@@ -9,6 +9,8 @@
   record is kept, s  ARGV[11] the posting's fingerprint  ARGV[12] the bucket number
   ARGV[13] a lifecycle line's verdict (read by the caller): 'matched', 'mismatch' or ''
   ARGV[14] for a mismatch, what accepting the platform's line moves: signed amount (+ credit) ARGV[15] its detail
+  ARGV[16] the owner's line of a FAILED record left to an operator: its lifecycle_failed exception's id, or ''
+  ARGV[17] what that record holds here  ARGV[18] the line's side for the cardholder: '1' in, '-1' out
   Returns {status 'OK'|'REPLAY'|'CONFLICT', outcome, statement id, exception ids JSON, available or ''}
 ]]
 --- @include "../../store/lua/includes/common"

@@ -43,10 +43,19 @@ if not exists then
   except('unmatched', '', amt, 'none', 0, 'no customer ' .. urn)
 elseif ptype == 'purchase' then
   local raw = redis.call('GET', KEYS[2])
-  if not raw then
+  -- a line that names a card matches only a decision of that card: the reference on another card is no
+  -- authorization of this one
+  local otherCard = nil
+  if raw and last4 ~= '' then
+    local l4 = recordLast4(raw)
+    if l4 ~= last4 then otherCard = l4 end
+  end
+  if not raw or otherCard then
     outcome = 'force_post'
     delta = -amt
-    except('force_post', '', amt, 'none', 0, 'no authorization')
+    local detail = 'no authorization'
+    if otherCard then detail = 'no authorization of card ' .. last4 .. ' (the reference was authorized on card ' .. otherCard .. ')' end
+    except('force_post', '', amt, 'none', 0, detail)
   else
     local rec = decodeRecord(raw, KEYS[2], urn, ref, recordLast4(raw))
     if rec.code ~= '00' then
@@ -82,7 +91,7 @@ elseif ptype == 'reversal' then
   -- what the authorization still holds is released; beyond it, money back only for what was posted (a
   -- reversal of an expired or never posted authorization has nothing more to give back)
   local rel, credit = 0, amt
-  if raw then
+  if raw and (last4 == '' or recordLast4(raw) == last4) then
     local rec = decodeRecord(raw, KEYS[2], urn, ref, recordLast4(raw))
     if rec.code == '00' then
       rel = tonumber(rec.held)
@@ -99,6 +108,42 @@ elseif ptype == 'refund' or ptype == 'adjustment' then
 elseif ptype == 'fee' then
   outcome = 'fee'
   delta = -amt
+elseif ARGV[16] ~= '' then
+  -- the line settles a FAILED record: it is weighed against what the record holds here, less what a resolution
+  -- of the record's exception gave back (plus what one took), as movedForFailed in memory-settlement.ts
+  local sign = tonumber(ARGV[18])
+  local moved = tonumber(ARGV[17])
+  local lfkey = tag .. ':x:' .. ARGV[16]
+  local lfraw = redis.call('GET', lfkey)
+  local lf = nil
+  if lfraw then lf = cjson.decode(lfraw) end
+  if lf and lf.resolution then
+    local ra = tonumber(lf.resolution.amount) or 0
+    if lf.resolution.action == 'release' or lf.resolution.action == 'credit' then moved = moved + sign * ra
+    elseif lf.resolution.action == 'debit' then moved = moved - sign * ra end
+  end
+  local d = amt - moved
+  local differenceId = nil
+  if d == 0 then
+    outcome = 'lifecycle_matched'
+  else
+    outcome = 'lifecycle_mismatch'
+    local action = 'debit'
+    if d * sign > 0 then action = 'credit' end
+    local abs = d
+    if abs < 0 then abs = -abs end
+    except('lifecycle_mismatch', '', amt, action, abs, ARGV[15])
+    differenceId = 'b' .. ARGV[12] .. '~' .. pid
+  end
+  if lf and lf.status == 'open' then
+    local reason = 'settled by statement ' .. ARGV[7] .. ', platformId ' .. pid
+    if differenceId then reason = reason .. '; the difference is exception ' .. differenceId end
+    lf.status = 'resolved'
+    lf.resolution = { action = 'accept', amount = '0', reason = reason, keyId = '', atMs = now }
+    redis.call('SET', lfkey, cjson.encode(lf))
+    redis.call('ZREM', stream .. ':xo', lf.id)
+    emit(stream, backlog, 'reconciliation.resolved', lf.urn, lf)
+  end
 elseif ARGV[13] == 'matched' then
   outcome = 'lifecycle_matched'
 else

@@ -40,8 +40,7 @@ local function settleRecord (rec, dkey, ckey, stream, rel, keep)
   if open then
     redis.call('HINCRBY', ckey, 'held', -(rel + keep))
     if held - rel - keep <= 0 then
-      redis.call('ZREM', stream .. ':h', member)
-      redis.call('HDEL', stream .. ':ha', member)
+      holdForget(stream, member)
     else
       redis.call('HSET', stream .. ':ha', member, fmt(held - rel - keep))
     end

@@ -193,8 +193,7 @@ if redis.call('ZSCORE', KEYS[4] .. ':h', holdMember) then
       held = redis.call('HGET', KEYS[1], 'held') or '0'
     })
   end
-  redis.call('ZREM', KEYS[4] .. ':h', holdMember)
-  redis.call('HDEL', KEYS[4] .. ':ha', holdMember)
+  holdForget(KEYS[4], holdMember)
 end
 
 local held = 0
@@ -209,7 +208,7 @@ if commit then
     -- holds mode: the approval is a hold that clearing posts or expiry releases (src/settlement/)
     redis.call('HINCRBY', KEYS[1], 'held', debit)
     redis.call('ZADD', KEYS[4] .. ':h', ARGV[20], holdMember)
-    redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4])
+    redis.call('HSET', KEYS[4] .. ':ha', holdMember, ARGV[4], holdMember .. ':d', fmt(storeNow))
   end
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do

@@ -22,14 +22,20 @@ local function keyPart (v) return (string.gsub(string.gsub(v, '%%', '%%25'), ':'
 -- Settlement (src/settlement/): an approval in holds mode is an open hold, a member '<decision key tail>:<last4>'
 -- of the bucket's hold index '<stream>:h' scored by its expiry. A release of what it holds (a reversal, a
 -- deadline compensation) also takes it off the customer's 'held'; once nothing is left it leaves the index.
--- '<stream>:ha' keeps what each open hold holds, so that expiry releases it even when its decision is gone.
+-- '<stream>:ha' keeps what each open hold holds, so that expiry releases it even when its decision is gone,
+-- and under '<member>:d' (no member has a third ':') the decidedAtMs of the decision whose hold it is: the
+-- member's decision key may hold another decision by the time it expires (its own forgotten, the reference
+-- decided anew on another card, or a deadline's tombstone), and that one's hold it is not.
+local function holdForget (stream, member)
+  redis.call('ZREM', stream .. ':h', member)
+  redis.call('HDEL', stream .. ':ha', member, member .. ':d')
+end
 local function holdRelease (stream, dkey, ckey, last4, amt, left)
   local member = string.match(dkey, '}:d:(.*)$') .. ':' .. keyPart(last4)
   if not redis.call('ZSCORE', stream .. ':h', member) then return end
   if amt > 0 then redis.call('HINCRBY', ckey, 'held', -amt) end
   if left <= 0 then
-    redis.call('ZREM', stream .. ':h', member)
-    redis.call('HDEL', stream .. ':ha', member)
+    holdForget(stream, member)
   else
     redis.call('HSET', stream .. ':ha', member, string.format('%d', left))
   end
