@@ -13,7 +13,7 @@
 // it, in place of the floors.
 import { parseArgs } from 'node:util'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { randomBytes, randomInt } from 'node:crypto'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
@@ -82,7 +82,7 @@ let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const prefix = `extauth-bench:${randomBytes(6).toString('hex')}:`
 
 type Kind = 'extauth' | 'floor'
-interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string }
+interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string, allocFile: string }
 interface Run {
   target: Target['name']
   completed: number
@@ -94,6 +94,8 @@ interface Run {
   /** CPU seconds of the server's process, and of Redis (shared: others' work counts too), over the run */
   nodeCpuS: number
   redisCpuS: number
+  /** bytes the server's process allocated on V8's heap over the run (bench/lib/alloc-probe.ts) */
+  allocBytes: number
   /** some approved (urn, reference) pairs, for the size of their records */
   samples: Array<{ urn: string, reference: string }>
 }
@@ -102,6 +104,37 @@ const scenario: Scenario = { runId: newRunId(Date.now(), randomInt(37)), urns, d
 let seq = 0
 
 const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
+
+/** The server's probe loaded into each server: its allocated bytes on SIGWINCH (bench/lib/alloc-probe.ts). */
+const probeEnv = (allocFile: string): Record<string, string> => ({
+  NODE_OPTIONS: `--import ${join(REPO_ROOT, '.bench-build/bench/lib/alloc-probe.js')}`,
+  ALLOC_PROBE_FILE: allocFile
+})
+const probeSeq = new Map<string, number>()
+/** Bytes the target's process has allocated so far, as its probe writes them; NaN when it does not answer. */
+async function allocatedBytes (t: Target): Promise<number> {
+  const last = probeSeq.get(t.allocFile) ?? 0
+  try {
+    process.kill(t.pid, 'SIGWINCH')
+  } catch {
+    return Number.NaN
+  }
+  const until = performance.now() + 2000
+  while (performance.now() < until) {
+    let text = ''
+    try {
+      text = readFileSync(t.allocFile, 'utf8')
+    } catch { /* not written yet */ }
+    const [seqText, bytes] = text.trim().split(' ')
+    const n = Number(seqText)
+    if (n > last) {
+      probeSeq.set(t.allocFile, n)
+      return Number(bytes)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return Number.NaN
+}
 
 async function redisCpuSeconds (r: Redis): Promise<number> {
   const info = await r.info('cpu')
@@ -114,7 +147,8 @@ async function redisCpuSeconds (r: Redis): Promise<number> {
 async function closedLoop (t: Target, seconds: number, redis: Redis): Promise<Run> {
   const pool = new Pool(t.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 })
   const headers = platformHeaders(t.keys)
-  const r: Run = { target: t.name, completed: 0, elapsedS: 0, latenciesMs: [], statuses: new Map(), codes: new Map(), errors: 0, nodeCpuS: 0, redisCpuS: 0, samples: [] }
+  const r: Run = { target: t.name, completed: 0, elapsedS: 0, latenciesMs: [], statuses: new Map(), codes: new Map(), errors: 0, nodeCpuS: 0, redisCpuS: 0, allocBytes: 0, samples: [] }
+  const alloc0 = await allocatedBytes(t)
   const cpu0 = cpuSeconds(t.pid)
   const redisCpu0 = await redisCpuSeconds(redis)
   const start = performance.now()
@@ -142,32 +176,34 @@ async function closedLoop (t: Target, seconds: number, redis: Redis): Promise<Ru
   r.elapsedS = (performance.now() - start) / 1000
   r.nodeCpuS = cpuSeconds(t.pid) - cpu0
   r.redisCpuS = await redisCpuSeconds(redis) - redisCpu0
+  r.allocBytes = await allocatedBytes(t) - alloc0
   await pool.close()
   return r
 }
 
-interface Summary { rps: number, p50: number, p99: number, nodeUs: number, redisUs: number }
+interface Summary { rps: number, p50: number, p99: number, nodeUs: number, redisUs: number, allocKb: number }
 function summarize (runs: Run[]): Summary {
   const completed = runs.reduce((a, r) => a + r.completed, 0)
   const elapsed = runs.reduce((a, r) => a + r.elapsedS, 0)
   const sorted = sortedCopy(runs.flatMap((r) => r.latenciesMs))
   const nodeUs = runs.reduce((a, r) => a + r.nodeCpuS, 0) / completed * 1e6
   const redisUs = runs.reduce((a, r) => a + r.redisCpuS, 0) / completed * 1e6
-  return { rps: completed / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), nodeUs, redisUs }
+  const allocKb = runs.reduce((a, r) => a + r.allocBytes, 0) / completed / 1000
+  return { rps: completed / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), nodeUs, redisUs, allocKb }
 }
 
 const LABEL = 34
 const us = (x: number): string => Number.isFinite(x) ? x.toFixed(1) : '-'
 function header (): string {
-  return `${''.padEnd(LABEL)}${'req/s'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'node µs/req'.padStart(13)}${'redis µs/req'.padStart(14)}\n`
+  return `${''.padEnd(LABEL)}${'req/s'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'node µs/req'.padStart(13)}${'redis µs/req'.padStart(14)}${'KB/req'.padStart(9)}\n`
 }
 function row (label: string, s: Summary, extra = ''): string {
-  return `${label.padEnd(LABEL)}${s.rps.toFixed(0).padStart(9)}${ms(s.p50).padStart(10)}${ms(s.p99).padStart(10)}${us(s.nodeUs).padStart(13)}${us(s.redisUs).padStart(14)}  ${extra}\n`
+  return `${label.padEnd(LABEL)}${s.rps.toFixed(0).padStart(9)}${ms(s.p50).padStart(10)}${ms(s.p99).padStart(10)}${us(s.nodeUs).padStart(13)}${us(s.redisUs).padStart(14)}${us(s.allocKb).padStart(9)}  ${extra}\n`
 }
 /** a / b for the throughput, b / a for latencies and CPU: above 1 is better for a, in every column */
 function ratioRow (a: Summary, b: Summary, label: string): string {
   const f = (x: number): string => Number.isFinite(x) ? x.toFixed(2) : '-'
-  return `${label.padEnd(LABEL)}${f(a.rps / b.rps).padStart(9)}${f(b.p50 / a.p50).padStart(10)}${f(b.p99 / a.p99).padStart(10)}${f(b.nodeUs / a.nodeUs).padStart(13)}${f(b.redisUs / a.redisUs).padStart(14)}\n`
+  return `${label.padEnd(LABEL)}${f(a.rps / b.rps).padStart(9)}${f(b.p50 / a.p50).padStart(10)}${f(b.p99 / a.p99).padStart(10)}${f(b.nodeUs / a.nodeUs).padStart(13)}${f(b.redisUs / a.redisUs).padStart(14)}${f(b.allocKb / a.allocKb).padStart(9)}\n`
 }
 
 /** A primary and one replica of it on free loopback ports, in sync; `stop` kills both. */
@@ -298,6 +334,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
   const built = join(REPO_ROOT, '.bench-build')
   const spawned = new Map<string, SpawnedExtauth>()
   const floors: Child[] = []
+  const probeDir = mkdtempSync(join(tmpdir(), 'extauth-bench-alloc-'))
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 })
   redis.on('error', () => {})
   let clean = false
@@ -306,12 +343,14 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     const keys: PlatformKeys = { consumerKey: `bench-${randomBytes(6).toString('hex')}`, clientId: 'bench-client', bankId: '1234' }
     /** without a script: the sources through tsx */
     const extauthAt = async (name: string, script: string | undefined, keyPrefix: string, env?: Record<string, string>): Promise<Target> => {
-      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, ...(script !== undefined ? { script } : {}), ...(env !== undefined ? { env } : {}) })
+      const allocFile = join(probeDir, `${spawned.size}.alloc`)
+      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...env, ...probeEnv(allocFile) }, ...(script !== undefined ? { script } : {}) })
       spawned.set(name, e)
-      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix }
+      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
     }
     const floorAt = async (name: string, script: string, keyPrefix: string): Promise<Target> => {
       const port = await freePort()
+      const allocFile = join(probeDir, `floor-${floors.length}.alloc`)
       const child = startChild([script], {
         cwd: REPO_ROOT,
         logFile: join(tmpdir(), `bench-${basename(script, '.js')}-${process.pid}.log`),
@@ -326,13 +365,14 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
           EXTAUTH_BANK_ID: keys.bankId,
           FLOOR_SEED_RUN_ID: scenario.runId,
           FLOOR_SEED_URNS: String(scenario.urns),
-          FLOOR_SEED_CREDIT: String(scenario.creditMinor)
+          FLOOR_SEED_CREDIT: String(scenario.creditMinor),
+          ...probeEnv(allocFile)
         }
       })
       floors.push(child)
       const url = `http://127.0.0.1:${port}`
       await waitUntilReady(child, `${url}/health/ready`)
-      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix }
+      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
     }
     // one at a time: a failure leaves only started servers to stop in `finally`
     const targets: Target[] = []
@@ -379,6 +419,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     for (const tg of targets.slice(1)) out.write(ratioRow(e, sums.get(tg.name) as Summary, `${first.name} vs ${tg.name}`))
     out.write(`(req/s: ${first.name} / other; p50, p99, µs: other / ${first.name}; 1.00 = as fast as the other)\n`)
     out.write('redis µs/req counts all the work of the Redis server during the run: on a shared Redis, others\' too\n')
+    out.write('KB/req: bytes the server allocated on V8\'s heap per request, collected or not (bench/lib/alloc-probe.ts)\n')
 
     out.write('\nRedis bytes, MEMORY USAGE of sampled keys:\n')
     for (const tg of targets) {
@@ -411,6 +452,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     } else {
       process.stderr.write(`bench: logs kept: ${logs.map((c) => c.logFile).join(', ')} (exit codes ${codes.join(', ')})\n`)
     }
+    rmSync(probeDir, { recursive: true, force: true })
     const n = await deleteByPrefix(redisUrl, prefix)
     process.stdout.write(`cleanup: deleted ${n} keys under ${prefix}\n`)
   }

@@ -43,14 +43,32 @@ export function decisionKeyParts (key: string): { tag: string, urn: string, refe
 export class Keys {
   constructor (readonly prefix: string) {}
 
+  // The last urn's tag and key part: a decision asks for several keys of one customer in a row, and each
+  // would hash the urn and look for characters to escape in it again.
+  private lastUrn: string | null = null
+  private lastTag = ''
+  private lastUrnPart = ''
+
   private tag (urn: string): string {
-    return `${this.prefix}{b${bucketOf(urn)}}`
+    if (urn !== this.lastUrn) this.remember(urn)
+    return this.lastTag
   }
 
-  customer (urn: string): string { return `${this.tag(urn)}:c:${part(urn)}` }
-  cards (urn: string): string { return `${this.tag(urn)}:k:${part(urn)}` }
-  decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${part(urn)}:${part(reference)}` }
-  moneyOp (urn: string, kind: 'credit' | 'debit' | 'note', reference: string): string { return `${this.tag(urn)}:o:${kind}:${part(urn)}:${part(reference)}` }
+  private urnPart (urn: string): string {
+    if (urn !== this.lastUrn) this.remember(urn)
+    return this.lastUrnPart
+  }
+
+  private remember (urn: string): void {
+    this.lastTag = `${this.prefix}{b${bucketOf(urn)}}`
+    this.lastUrnPart = part(urn)
+    this.lastUrn = urn
+  }
+
+  customer (urn: string): string { return `${this.tag(urn)}:c:${this.urnPart(urn)}` }
+  cards (urn: string): string { return `${this.tag(urn)}:k:${this.urnPart(urn)}` }
+  decision (urn: string, reference: string): string { return `${this.tag(urn)}:d:${this.urnPart(urn)}:${part(reference)}` }
+  moneyOp (urn: string, kind: 'credit' | 'debit' | 'note', reference: string): string { return `${this.tag(urn)}:o:${kind}:${this.urnPart(urn)}:${part(reference)}` }
   stream (urn: string): string { return this.bucketStream(bucketOf(urn)) }
   /** the bucket's outbox: its events in order (docs/api/events.md) */
   bucketStream (bucket: number): string { return `${this.prefix}{b${bucket}}:s` }
@@ -70,16 +88,16 @@ export class Keys {
   /** events that could not be delivered, parked for an operator (one hash, any slot) */
   failedEvents (): string { return `${this.prefix}events:failed` }
   /** the card's own control settings, a hash of `kind|field` */
-  cardControls (urn: string, last4: string): string { return `${this.tag(urn)}:cc:${part(urn)}:${part(last4)}` }
+  cardControls (urn: string, last4: string): string { return `${this.tag(urn)}:cc:${this.urnPart(urn)}:${part(last4)}` }
   /** the approved total of one card and control kind over one local day (YYYYMMDD) */
-  controlDaily (urn: string, last4: string, kind: string, day: string): string { return `${this.tag(urn)}:cd:${part(urn)}:${part(last4)}:${kind}:${day}` }
+  controlDaily (urn: string, last4: string, kind: string, day: string): string { return `${this.tag(urn)}:cd:${this.urnPart(urn)}:${part(last4)}:${kind}:${day}` }
   lifecycle (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}` }
   /** the customer's lifecycle records (`<kind>:<id>`, scored by their first save): see LIFECYCLE_INDEX_MAX */
-  lifecycleIndex (urn: string): string { return `${this.tag(urn)}:lci:${part(urn)}` }
+  lifecycleIndex (urn: string): string { return `${this.tag(urn)}:lci:${this.urnPart(urn)}` }
   lifecycleLock (kind: string, id: string): string { return `${this.prefix}lc:${kind}:${part(id)}:lock` }
   /** one sorted set per rule and scope; entries are approved transactions scored by time */
   limit (urn: string, last4: string, limit: Pick<LimitCheck, 'ruleId' | 'per'>): string {
-    const scope = limit.per === 'card' ? `${part(urn)}:${part(last4)}` : part(urn)
+    const scope = limit.per === 'card' ? `${this.urnPart(urn)}:${part(last4)}` : part(urn)
     return `${this.tag(urn)}:l:${part(limit.ruleId)}:${limit.per}:${scope}`
   }
 }

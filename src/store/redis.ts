@@ -326,7 +326,7 @@ export class RedisStore implements Store {
     const { urn } = input
     const args = this.authorizeArgs(input)
     const connection = this.connectionNow()
-    const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, async () => await this.authorizeCall(args)) as [string, string, string, string, string, string[] | undefined, string | undefined]
+    const [code, reason, ruleId, replayed, available, shadow, hit] = await send(this.client, () => this.authorizeCall(args)) as [string, string, string, string, string, string[] | undefined, string | undefined]
     const control = hit !== undefined && hit !== '' ? controlHitOf(JSON.parse(hit)) : null
     if (replayed !== '1' && reason !== 'conflict') this.wrote(urn)
     if (code === '00' && this.waitReplicas > 0) {
