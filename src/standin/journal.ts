@@ -3,8 +3,9 @@
 // per process and store, `standin-<store>-<pid>.ndjson`; the files of processes that are gone (a kill, a
 // crash, a host restart with the disk kept) are adopted by the next process of the same store on this host,
 // at its start and while it runs. Lines: {"a":"add", id, seq, atMs, input}, {"a":"done", id} (replayed),
-// {"a":"void", id} (the deadline answered 05 first: never to be replayed). A line cut short by a kill was
-// never flushed, so its approval was never answered: it is skipped. A file holds one outage: the approvals
+// {"a":"void", id, seq, atMs} (the deadline answered 05 first: that entry never to be replayed; a later
+// entry of the same reference is another; a void without seq and atMs, as written before, voids every entry of
+// its id). A line cut short by a kill was never flushed, so its approval was never answered: it is skipped. A file holds one outage: the approvals
 // replayed stay in it (an add and a done line) until the outage is over, so a process that takes it over
 // mid-outage or mid-replay counts them in its caps too (the caps hold for the whole outage).
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs'
@@ -47,8 +48,12 @@ export interface Adopted {
 export interface StandInJournal {
   /** Resolves once the entry would survive the process and the host (flushed to disk). */
   append: (entry: StandInEntry) => Promise<void>
-  /** The entry must never be replayed (its request was answered 05): written and flushed before returning. */
-  void: (id: string) => void
+  /**
+   * The entry must never be replayed (its request was answered 05): written and flushed before returning. It
+   * names the entry by its id, seq and arrival: a later entry of the same reference (a repeat decided again) is
+   * not voided by it.
+   */
+  void: (entry: EntryName) => void
   /** The entry was replayed into the store (not flushed: a replay sent twice is answered from the store). */
   done: (id: string) => void
   /**
@@ -68,6 +73,12 @@ export function entryId (urn: string, reference: string): string {
 
 interface Line { a: 'add' | 'done' | 'void', id: string, seq?: number, atMs?: number, input?: AuthorizeInput }
 
+/** What a void line names of its entry (a void without seq and atMs, as written before them, voids every entry of its id). */
+export interface EntryName { id: string, seq: number, atMs: number }
+
+const nameOf = (e: { id: string, seq?: number, atMs?: number }): string => JSON.stringify([e.id, e.seq ?? 0, e.atMs ?? 0])
+const voidLine = (e: EntryName): string => JSON.stringify({ a: 'void', id: e.id, seq: e.seq, atMs: e.atMs }) + '\n'
+
 /** Oldest first: by arrival, then by order of writing. */
 export function byAge (x: { atMs: number, seq: number }, y: { atMs: number, seq: number }): number {
   return x.atMs !== y.atMs ? x.atMs - y.atMs : x.seq - y.seq
@@ -77,9 +88,12 @@ export function byAge (x: { atMs: number, seq: number }, y: { atMs: number, seq:
 export function outageOf (lines: Iterable<Line>): Adopted {
   const open = new Map<string, StandInEntry>()
   const replayed = new Map<string, StandInEntry>()
+  /** ids voided whole (void lines without seq and atMs), and entries voided by name */
+  const voidedIds = new Set<string>()
   const voided = new Set<string>()
+  const isVoided = (l: Line): boolean => voidedIds.has(l.id) || voided.has(nameOf(l))
   for (const l of lines) {
-    if (l.a === 'add' && l.input !== undefined && !voided.has(l.id)) {
+    if (l.a === 'add' && l.input !== undefined && !isVoided(l)) {
       open.set(l.id, { id: l.id, seq: l.seq ?? 0, atMs: l.atMs ?? 0, input: l.input })
       replayed.delete(l.id)
     } else if (l.a === 'done') {
@@ -88,9 +102,13 @@ export function outageOf (lines: Iterable<Line>): Adopted {
       open.delete(l.id)
     } else if (l.a === 'void') {
       // a void may be written before its add line (the add was still queued when the deadline came)
-      voided.add(l.id)
-      open.delete(l.id)
-      replayed.delete(l.id)
+      const whole = l.seq === undefined || l.atMs === undefined
+      if (whole) voidedIds.add(l.id)
+      else voided.add(nameOf(l))
+      for (const m of [open, replayed]) {
+        const e = m.get(l.id)
+        if (e !== undefined && (whole || nameOf(e) === nameOf(l))) m.delete(l.id)
+      }
     }
   }
   return { owed: [...open.values()].sort(byAge), replayed: [...replayed.values()].sort(byAge) }
@@ -116,7 +134,7 @@ export class MemoryStandInJournal implements StandInJournal {
   private left: Adopted
   constructor (left: StandInEntry[] = [], replayed: StandInEntry[] = []) { this.left = { owed: left, replayed } }
   async append (entry: StandInEntry): Promise<void> { this.lines.push({ a: 'add', ...structuredClone(entry) }) }
-  void (id: string): void { this.lines.push({ a: 'void', id }) }
+  void (e: EntryName): void { this.lines.push({ a: 'void', id: e.id, seq: e.seq, atMs: e.atMs }) }
   done (id: string): void { this.lines.push({ a: 'done', id }) }
   adopt (): Adopted {
     const l = this.left
@@ -180,7 +198,7 @@ export class FileStandInJournal implements StandInJournal {
       // answered 05: the line may be in the file all the same (written, its flush failed), so it is voided
       // where that can still be written, and a later start never replays it
       if (this.owed.delete(entry.id)) {
-        try { writeSync(this.fd, JSON.stringify({ a: 'void', id: entry.id }) + '\n') } catch {}
+        try { writeSync(this.fd, voidLine(entry)) } catch {}
       }
       throw err
     }
@@ -206,10 +224,10 @@ export class FileStandInJournal implements StandInJournal {
     }
   }
 
-  void (id: string): void {
-    writeSync(this.fd, JSON.stringify({ a: 'void', id }) + '\n')
+  void (e: EntryName): void {
+    writeSync(this.fd, voidLine(e))
     fdatasyncSync(this.fd)
-    this.owed.delete(id)
+    this.owed.delete(e.id)
   }
 
   done (id: string): void {

@@ -287,7 +287,7 @@ export class StandIn {
     if (p.voided) return
     p.voided = true
     try {
-      this.opts.journal.void(p.entry.id)
+      this.opts.journal.void(p.entry)
     } catch (err) {
       // the entry may be replayed though its request was answered 05: say so, naming it
       this.opts.log.error({ urn: p.entry.input.urn, reference: p.entry.input.reference, err: (err as Error).message }, 'stand-in journal: void not written; reverse this decision if it is replayed')

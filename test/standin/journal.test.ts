@@ -110,7 +110,7 @@ t.test('a void keeps an entry from replay, whichever line comes first', async (t
   t.teardown(() => { j.close() })
   const e = entry('V')
   const p = j.append(e)
-  j.void(e.id)
+  j.void(e)
   await p
   t.same(pendingOf(lines(j.path).map((l) => JSON.parse(l) as never)), [], 'voided while its add was being written: not owed')
   writeFileSync(j.path, '')
@@ -156,7 +156,7 @@ t.test('a void while its add is being flushed, and the flush then fails: the app
   const flush = io.hold()
   const b = j.append(entry('B', 2000, 2))
   await flush.entered
-  j.void(entryId('UJ1', 'B'))
+  j.void(entry('B', 2000, 2))
   flush.settle(new Error('EIO'))
   await t.rejects(b, { message: 'EIO' })
   await j.append(entry('C', 3000, 3))
@@ -174,7 +174,7 @@ t.test('a void while its add is being flushed: the file is emptied at the outage
   const flush = io.hold()
   const a = j.append(entry('A', 1000, 1))
   await flush.entered
-  j.void(entryId('UJ1', 'A'))
+  j.void(entry('A', 1000, 1))
   j.endOutage()
   t.not(readFileSync(j.path, 'utf8'), '', 'A\'s line still being flushed: kept')
   flush.settle()
@@ -195,7 +195,7 @@ t.test('a done and then a void of one entry (a replay and a deadline at once) cl
   await j.append(entry('A', 1000, 1))
   await j.append(entry('B', 2000, 2))
   j.done(entryId('UJ1', 'B'))
-  j.void(entryId('UJ1', 'B'))
+  j.void(entry('B', 2000, 2))
   j.close()
   t.same(owedAfterRestart(dir, pid), ['A'])
 })
@@ -244,4 +244,26 @@ t.test('a card number, CVD2 or expiry sent beside the request never reaches the 
   const text = readFileSync(journal.path, 'utf8')
   t.ok(text.includes('USEC1'), 'the approval is in the journal')
   for (const [k, v] of Object.entries(secrets)) t.notOk(text.includes(v), `no ${k}`)
+})
+
+t.test('a void names its entry: a later entry of the same reference (decided again) is not voided by it', async (t) => {
+  const first = entry('R', 1000, 1)
+  const later = entry('R', 5000, 7)
+  // the first attempt answered 05 on the deadline, the repeat decided again in stand-in and answered 00
+  const lines = [{ a: 'add' as const, ...first }, { a: 'void' as const, id: first.id, seq: 1, atMs: 1000 }, { a: 'add' as const, ...later }]
+  t.same(pendingOf(lines).map((e) => e.seq), [7], 'the later entry is owed')
+  // its void written before its add (the add still queued): still voided, and still only that entry
+  t.same(pendingOf([{ a: 'void', id: first.id, seq: 1, atMs: 1000 }, { a: 'add', ...first }, { a: 'add', ...later }]).map((e) => e.seq), [7])
+  // a void line without seq and atMs (written before voids named their entry) voids every entry of its id
+  t.same(pendingOf([{ a: 'void', id: first.id }, { a: 'add', ...later }]), [])
+  // through the file, as a restart reads it
+  const dir = tempDir(t)
+  const j = new FileStandInJournal(dir, STORE)
+  await j.append(first)
+  j.void(first)
+  await j.append(later)
+  j.close()
+  const again = new FileStandInJournal(dir, STORE)
+  t.teardown(() => { again.close() })
+  t.same(again.adopt().owed.map((e) => e.seq), [7], 'a restart replays the later entry')
 })

@@ -12,7 +12,7 @@ import { InFlight } from '../../src/decision/deadline.js'
 import { compileRuleFiles } from '../../src/rules/load.js'
 import { intBetween, pick, seededRandom, type Random } from '../../src/sim/prng.js'
 import { StandIn } from '../../src/standin/stand-in.js'
-import { outageOf, pendingOf, type Adopted, type StandInEntry, type StandInJournal } from '../../src/standin/journal.js'
+import { outageOf, pendingOf, type Adopted, type EntryName, type StandInEntry, type StandInJournal } from '../../src/standin/journal.js'
 import { standInMetrics } from '../../src/standin/metrics.js'
 import { parsePolicy, type StandInPolicy } from '../../src/standin/policy.js'
 import type { Store } from '../../src/store/types.js'
@@ -54,7 +54,7 @@ class VolumeJournal implements StandInJournal {
     for (const w of q) w.resolve()
   }
 
-  void (id: string): void { if (!this.dead) this.disk.push({ a: 'void', id }) }
+  void (e: EntryName): void { if (!this.dead) this.disk.push({ a: 'void', id: e.id, seq: e.seq, atMs: e.atMs }) }
   done (id: string): void { if (!this.dead) this.disk.push({ a: 'done', id }) }
   adopt (): Adopted {
     if (this.adopted) return { owed: [], replayed: [] }

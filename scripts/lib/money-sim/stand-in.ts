@@ -7,7 +7,7 @@
 // - standin-replayed-once: every stand-in approval becomes one new decision in the store, once (a replay that
 //   makes a second decision of an approval already replayed is money moved twice), and none is lost: once the
 //   instance says it has nothing left to replay, every approval the platform heard has reached the store.
-import { FileStandInJournal, type Adopted, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
+import { FileStandInJournal, type Adopted, type EntryName, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
 import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
 import type { ProcessHandle, SimContext } from './context.js'
 
@@ -70,7 +70,7 @@ export class ScheduledJournal implements StandInJournal {
     })
   }
 
-  void (id: string): void { this.disk.void(id) }
+  void (e: EntryName): void { this.disk.void(e) }
   done (id: string): void { this.disk.done(id) }
   adopt (): Adopted { return this.disk.adopt() }
   endOutage (): void { this.disk.endOutage() }
