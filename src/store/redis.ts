@@ -517,16 +517,19 @@ export class RedisStore implements Store {
 
   /**
    * Saves a record and adds it to its customers' indexes in one script. On a Cluster the record's key and the
-   * customers' index keys are in different slots: the indexes are written first, each in one step, so that no
-   * saved record is missing from them (an entry whose record was not saved names a record not kept).
+   * customers' index keys are in different slots: the indexes are written once the record is saved, each in one
+   * step, so that a save refused (its revision, or a record already there) indexes nothing and no customer's
+   * page lists another's record. A process stopped between the two leaves the record out of its customers'
+   * indexes until its next save (a record is saved again at each change of status).
    */
   private async saveLifecycle (kind: LifecycleKind, id: string, value: object, mode: 'cas' | 'nx' | 'set', expectedRev: number, expires: boolean): Promise<boolean> {
     const key = this.keys.lifecycle(kind, id)
     const indexes = lifecycleUrnsOf(value).map((u) => this.keys.lifecycleIndex(u))
     const args = [JSON.stringify(value), mode, expectedRev, expires ? LIFECYCLE_TTL_SECONDS : 0, `${kind}:${id}`, LIFECYCLE_INDEX_MAX, LIFECYCLE_TTL_SECONDS]
     if (this.client instanceof Cluster) {
+      if (await this.client.eval(PUT_LIFECYCLE_LUA, 1, key, ...args) !== 1) return false
       for (const index of indexes) await this.client.eval(PUT_LIFECYCLE_LUA, 1, index, '', 'index', 0, 0, ...args.slice(4))
-      return await this.client.eval(PUT_LIFECYCLE_LUA, 1, key, ...args) === 1
+      return true
     }
     return await this.client.eval(PUT_LIFECYCLE_LUA, 1 + indexes.length, key, ...indexes, ...args) === 1
   }

@@ -3,7 +3,7 @@
   With mode `cas` only if the stored one is at the expected revision (its JSON field `rev`; 0 when absent
   or without one), so a call that outlived its lock cannot overwrite a newer call's record; `nx` only if
   there is none; `set` whatever is there; `index` writes no record: every key is an index (on a Cluster the
-  customers' indexes are in other slots than the record, and are written this way just before it).
+  customers' indexes are in other slots than the record, and are written this way once it is saved).
 
   KEYS[1] record key (an index key with mode `index`)  KEYS[2..] the customers' index keys (sorted sets)
   ARGV[1] new JSON  ARGV[2] mode: cas | nx | set | index  ARGV[3] expected revision (cas)
