@@ -7,6 +7,7 @@ import type { AuditContext } from '../domain/audit.js'
 import type { DecisionRecord } from '../store/types.js'
 import { apiError } from '../errors.js'
 import {
+  type DecisionSettlement,
   POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type ExceptionKind, type LifecycleVerdict, type NewException, type Outcome,
   type Posting, type PostingResult, type ReconException, type ResolveAction, type SettlementStore, type StatementReport
 } from './types.js'
@@ -265,6 +266,11 @@ export class MemorySettlement implements SettlementStore {
     this.s.emit(x.urn, 'reconciliation.resolved', structuredClone(x) as unknown as Record<string, unknown>)
     this.s.audit(audit, { status: 'open' }, { status: 'resolved', action: r.action, amount: r.amount })
     return { replayed: false, exception: structuredClone(x) }
+  }
+
+  async decisionSettlement (urn: string, reference: string): Promise<DecisionSettlement> {
+    const st = this.stateOf(this.s.keys.decision(urn, reference))
+    return { cleared: st.cl, expiredAtMs: st.ex ?? null }
   }
 
   async notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null> {

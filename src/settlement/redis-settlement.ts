@@ -11,6 +11,7 @@ import { EXPIRE_LUA, NOT_POSTED_LUA, OPEN_EXCEPTION_LUA, POSTING_LUA, RESOLVE_LU
 import { postingFingerprint } from './memory-settlement.js'
 import { pageOf } from './exception-page.js'
 import {
+  type DecisionSettlement,
   POSTING_RETENTION_MS, bucketOfException, type ExceptionFilter, type LifecycleVerdict, type NewException, type Outcome, type Posting,
   type PostingResult, type ReconException, type ResolveAction, type SettlementStore, type StatementReport
 } from './types.js'
@@ -139,6 +140,14 @@ export class RedisSettlement implements SettlementStore {
     if (out[0] === 'ALREADY_RESOLVED') throw apiError('ALREADY_RESOLVED', `exception ${id} is resolved already, with another action`)
     this.store.onEvent?.(bucket)
     return { replayed: out[0] === 'REPLAY', exception: exceptionOf(out[1] as string) }
+  }
+
+  async decisionSettlement (urn: string, reference: string): Promise<DecisionSettlement> {
+    const dkey = this.store.keys.decision(urn, reference)
+    // the decision's settlement state, '<tag>:ds:<decision key tail>' (settlement.lua's readState)
+    const raw = await this.client.get(`${this.tag(bucketOf(urn))}:ds:${dkey.slice(dkey.indexOf('}:d:') + 4)}`)
+    const st = raw === null ? {} : JSON.parse(raw) as { cl?: string | number, ex?: number }
+    return { cleared: Number(st.cl ?? 0), expiredAtMs: typeof st.ex === 'number' ? st.ex : null }
   }
 
   async notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null> {

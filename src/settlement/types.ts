@@ -133,8 +133,20 @@ export interface SettlementStore {
   notPosted (urn: string, reference: string, statementId: string): Promise<{ id: string, amount: number } | null>
   /** opens the exception once, keyed by `key` in the urn's bucket: `opened` false when it was already there */
   openException (x: NewException): Promise<{ id: string, opened: boolean }>
+  /**
+   * What the platform's statements and expiry did to a decision's hold: the amount cleared against it (purchases
+   * posted), and when its hold expired (null: it did not). Read by the console's decision page.
+   */
+  decisionSettlement (urn: string, reference: string): Promise<DecisionSettlement>
   putStatement (report: StatementReport): Promise<void>
   getStatement (id: string): Promise<StatementReport | null>
+}
+
+export interface DecisionSettlement {
+  /** minor units posted by clearings against the authorization */
+  cleared: number
+  /** when expiry released its hold, null when it did not */
+  expiredAtMs: number | null
 }
 
 export interface StatementReport extends StatementHeader {

@@ -294,6 +294,22 @@ export function settlementContract (t: Test, make: MakeStore): void {
     t.same(await balances(store, urn), { available: 6000, held: 0, ledger: 6000 })
   })
 
+  t.test('a decision\'s settlement as the console reads it: cleared amount and when its hold expired', async (t) => {
+    const store = await make(t)
+    const s = settlementFor(store)
+    const urn = await funded(store, 10_000)
+    const now = Date.now()
+    const cleared = await approve(store, urn, 2500, now + 3_600_000)
+    const expiring = await approve(store, urn, 400, now + 1000)
+    t.same(await s.decisionSettlement(urn, cleared), { cleared: 0, expiredAtMs: null }, 'nothing yet')
+    await s.applyPosting(posting(urn, 'purchase', cleared, 2000), 'S1', null)
+    await s.applyPosting(posting(urn, 'purchase', cleared, 300), 'S1', null)
+    t.same(await s.decisionSettlement(urn, cleared), { cleared: 2300, expiredAtMs: null }, 'the clearings\' total')
+    t.equal(await expireDue(s, now + 2000), 1)
+    t.same(await s.decisionSettlement(urn, expiring), { cleared: 0, expiredAtMs: now + 2000 }, 'expired as of the run')
+    t.same(await s.decisionSettlement(urn, 'NO-SUCH'), { cleared: 0, expiredAtMs: null })
+  })
+
   t.test('refund credits; reversal releases what is held, else credits; fee debits; adjustment credits; each once', async (t) => {
     const store = await make(t)
     const s = settlementFor(store)

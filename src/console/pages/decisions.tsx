@@ -1,6 +1,7 @@
 // Finding a decision and reading it: the search (reference, urn, time, code, reason, rule; newest first,
 // paged), and a decision's page: the answer, why (the rule or control and the values it saw, the window's use,
-// the balance seen), timings, its chain (authorization, reversal, release on the deadline) and its events.
+// the balance seen), timings, its chain (authorization, clearing by the platform's statement, expiry of its hold,
+// reversal, release on the deadline) and its events.
 // A reversal is the one action here (scope money:write).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { VNode } from 'preact'
@@ -14,6 +15,8 @@ import { FormError, amountField, instantOf, reasonOf, text } from '../forms.js'
 import { sendHtml, takeFlash, viewerOf } from '../respond.js'
 import { actionFailure } from '../actions.js'
 import type { ConsoleOptions } from '../deps.js'
+import { settlementFor } from '../../settlement/for-store.js'
+import type { DecisionSettlement } from '../../settlement/types.js'
 
 const PAGE_SIZE = 25
 
@@ -162,10 +165,12 @@ function ControlsSeen ({ e }: { e: DecisionEntry }): VNode | null {
 interface EventRow { type: string, state: string }
 
 /** The events this decision wrote, and where each is: waiting in the outbox, parked after every retry, or sent. */
-async function eventsOf (opts: ConsoleOptions, rec: DecisionRecord): Promise<EventRow[]> {
+async function eventsOf (opts: ConsoleOptions, rec: DecisionRecord, settled: DecisionSettlement): Promise<EventRow[]> {
   const types = ['decision.created']
   if (rec.reversal !== null) types.push('decision.reversed')
   if (rec.answeredOnDeadline) types.push('decision.released')
+  if (settled.cleared > 0) types.push('settlement.posted')
+  if (settled.expiredAtMs !== null) types.push('authorization.expired')
   const waiting = (await opts.store.readDecisionStream(rec.urn, 5000)).filter((e) => e.urn === rec.urn && e.reference === rec.reference)
   const parked = opts.relay === undefined
     ? []
@@ -233,7 +238,8 @@ export async function decisionPages (app: FastifyInstance, opts: ConsoleOptions)
     }
     const e = decisionEntryOf(rec)
     const customer = await opts.store.getCustomer(urn)
-    const events = await eventsOf(opts, rec)
+    const settled = rec.code === '00' ? await settlementFor(opts.store).decisionSettlement(urn, ref) : { cleared: 0, expiredAtMs: null }
+    const events = await eventsOf(opts, rec, settled)
     const req = Object.entries(e.request)
     return sendHtml(reply, page({ title: `Decision ${ref}`, section: 'decisions', viewer, flash: takeFlash(request) }, (
       <div>
@@ -262,6 +268,8 @@ export async function decisionPages (app: FastifyInstance, opts: ConsoleOptions)
         <ol>
           <li>Authorization: answered <Code code={e.code} words={false} /> at {time(e.decidedAt)}{e.code === '00' ? `, ${minor(e.debit)} held` : ''}</li>
           {rec.answeredOnDeadline && <li>Released on the deadline: answered 05, nothing kept</li>}
+          {settled.cleared > 0 && <li>Cleared by the platform's statement: {minor(String(settled.cleared))} posted{settled.cleared !== Number(e.debit) ? ` (${settled.cleared < Number(e.debit) ? 'less' : 'more'} than the ${minor(e.debit)} authorized)` : ''}</li>}
+          {settled.expiredAtMs !== null && <li>Hold expired at {isoOf(settled.expiredAtMs)}: released{settled.cleared > 0 ? '' : ', nothing cleared by then'}</li>}
           {rec.reversal !== null && <li>Reversal: {minor(rec.reversal.amount)} released at {isoOf(rec.reversal.atMs)}</li>}
         </ol>
         <h2>Events</h2>
