@@ -38,6 +38,17 @@ async function forget (store: Store, urn: string, reference: string): Promise<vo
   } else (store as unknown as { decisions: Map<string, unknown> }).decisions.delete(new Keys('').decision(urn, reference))
 }
 
+/** a customer of 10,000 with a hold of 2,500 due in a second, whose decision is already forgotten */
+async function forgottenHold (t: Test, make: MakeStore): Promise<{ store: Store, s: ReturnType<typeof settlementFor>, urn: string, at: number, ref: string }> {
+  const store = await make(t)
+  const s = settlementFor(store)
+  const urn = await funded(store, 10_000)
+  const at = Date.now() + 1000
+  const ref = await approve(store, urn, 2500, at)
+  await forget(store, urn, ref)
+  return { store, s, urn, at, ref }
+}
+
 export function settlementContract (t: Test, make: MakeStore): void {
   const later = (): number => Date.now() + 3_600_000
 
@@ -151,12 +162,7 @@ export function settlementContract (t: Test, make: MakeStore): void {
   })
 
   t.test('a reference authorized again after its held decision is forgotten: the old hold is released, then the new one held', async (t) => {
-    const store = await make(t)
-    const s = settlementFor(store)
-    const urn = await funded(store, 10_000)
-    const at = Date.now() + 1000
-    const ref = await approve(store, urn, 2500, at)
-    await forget(store, urn, ref)
+    const { store, s, urn, at, ref } = await forgottenHold(t, make)
     t.equal(await store.getDecision(urn, ref), null, 'the decision is forgotten')
     t.same(await balances(store, urn), { available: 7500, held: 2500, ledger: 10_000 }, 'its hold still held')
     // the same reference again: a new decision (not a replay) and a new hold of its own
@@ -175,12 +181,7 @@ export function settlementContract (t: Test, make: MakeStore): void {
   })
 
   t.test('a reference authorized again on another card after its held decision is forgotten: expiry releases the old hold, not the new', async (t) => {
-    const store = await make(t)
-    const s = settlementFor(store)
-    const urn = await funded(store, 10_000)
-    const at = Date.now() + 1000
-    const ref = await approve(store, urn, 2500, at)
-    await forget(store, urn, ref)
+    const { store, s, urn, at, ref } = await forgottenHold(t, make)
     // the same reference on another card: a new decision with a hold of its own, due later
     const again = await store.authorize(authInput(urn, { reference: ref, last4: '8765', debitAmount: 1200, fingerprint: 'other-card', holdExpiresAtMs: later() }))
     t.equal(again.code, '00')
