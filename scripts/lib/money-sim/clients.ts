@@ -58,8 +58,6 @@ export interface UnloadJob {
   firstCallMs?: number
   /** the transfer whose clientTxnId it reuses (`shared-txn-ids`) */
   reuses?: TransferJob
-  /** that transfer's record was no longer kept when the unload's record was made: extauth could not know the id */
-  reusesForgotten?: boolean
   /** as a transfer's */
   lastCallEndMs?: number
   outlived?: boolean
@@ -165,10 +163,6 @@ async function runHeldMove<A extends LifecycleAnswer> (env: OpEnv, job: Transfer
       // its settled record expired: to extauth this repeat is a new call, a new life of the id, checked apart
       // from what the earlier lives moved (a record still holding money is kept, and the life goes on)
       if (await env.sim.store.getLifecycle(job.kind, job.id) === null) job.lifeBase = lifeTotals(env.sim.model, job)
-    }
-    if (job.kind === 'unload' && job.reuses !== undefined && await env.sim.store.getLifecycle('unload', job.id) === null) {
-      // what extauth can see of the id before the unload's record exists: the transfer's record, or none
-      job.reusesForgotten = await env.sim.store.getLifecycle('transfer', job.id) === null
     }
     const p = env.proc()
     const out = await p.answerOrDeath(call(p))

@@ -83,6 +83,8 @@ export interface SimContext {
   readonly answers: Map<string, Delivered[]>
   readonly touchedUrns: Set<string>
   readonly touchedRefs: Set<string>
+  /** card-lifecycle records written through the store ('<kind>:<id>'): the clock at their first and latest write */
+  readonly lifecycleWrites: Map<string, { first: number, last: number }>
   readonly violations: Violation[]
   readonly trace: string[] | null
   step: number

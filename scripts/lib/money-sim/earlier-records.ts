@@ -77,6 +77,8 @@ export async function seedEarlierRecords (env: OpEnv): Promise<EarlierRecord[]> 
         const amount = intBetween(rnd, 1, Math.min(900, Math.floor((model?.available ?? 0) / 2)))
         if (amount < 1) continue
         const fee = kind === 'unload' && rnd() < 0.5 ? intBetween(rnd, 1, 50) : 0
+        // the earlier version held amount and fee: a customer these records already drew down may not have both
+        if (amount + fee > (model?.available ?? 0)) continue
         const to = world.customers.find((c) => c.urn !== from.urn) ?? from
         const id = `OLD:${kind}:${format}:${state}`
         const total = amount + fee

@@ -97,6 +97,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     answers: new Map(),
     touchedUrns: new Set(),
     touchedRefs: new Set(),
+    lifecycleWrites: new Map(),
     violations,
     trace: opts.trace ? [] : null,
     step: 0,

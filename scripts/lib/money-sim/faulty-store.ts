@@ -250,7 +250,9 @@ export class FaultyStore implements Store {
   }
 
   async createLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T): Promise<{ created: boolean, value: T }> {
-    return await this.call('createLifecycle', { kind, id }, async () => await this.sim.store.createLifecycle(kind, id, value), () => {}, STORE_FAULTS)
+    return await this.call('createLifecycle', { kind, id }, async () => await this.sim.store.createLifecycle(kind, id, value), (out) => {
+      if (out.ok && out.value.created) this.written(kind, id)
+    }, STORE_FAULTS)
   }
 
   async getLifecycle<T extends object> (kind: LifecycleKind, id: string): Promise<T | null> {
@@ -270,7 +272,17 @@ export class FaultyStore implements Store {
   }
 
   async putLifecycle<T extends object> (kind: LifecycleKind, id: string, value: T, expectedRev?: number, expires?: boolean): Promise<void> {
-    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value, expectedRev, expires) }, () => {}, RECORD_FAULTS)
+    return await this.call('putLifecycle', { kind, id, value }, async () => { await this.sim.store.putLifecycle(kind, id, value, expectedRev, expires) }, (out) => {
+      if (out.ok) this.written(kind, id)
+    }, RECORD_FAULTS)
+  }
+
+  /** a card-lifecycle record written: when first and latest (a record expires LIFECYCLE_TTL_SECONDS after its latest) */
+  private written (kind: LifecycleKind, id: string): void {
+    const key = `${kind}:${id}`
+    const now = this.sim.clock.now()
+    const w = this.sim.lifecycleWrites.get(key)
+    this.sim.lifecycleWrites.set(key, { first: w?.first ?? now, last: now })
   }
 
   async renewLifecycleLock (kind: LifecycleKind, id: string, ttlMs: number, owner: string): Promise<boolean> {

@@ -199,10 +199,12 @@ function checkIdSpace (env: CheckEnv, job: TransferJob | UnloadJob, rec: HeldMov
   const t = job.kind === 'unload' ? job.reuses?.lastCallEndMs : undefined
   // and the other way round: a transfer whose own record expired (its client back after that time) while an
   // unload took its id on the platform meets the unload's 1054 as a new call would
-  // (the transfer's record expires 30 days after its last write, which may come before its call ended: the
-  // unload's first call may also have found it gone already, reusesForgotten)
+  // (the transfer's record expires 30 days after its latest write, which may come before its call ended: the
+  // unload's record was made after the transfer's had expired)
+  const transferWrite = env.sim.lifecycleWrites.get(`transfer:${id}`)
+  const unloadWrite = env.sim.lifecycleWrites.get(`unload:${id}`)
   const forgotten = (t !== undefined && job.kind === 'unload' && job.firstCallMs !== undefined && job.firstCallMs - t >= LIFECYCLE_TTL_SECONDS * 1000) ||
-    (job.kind === 'unload' && job.reusesForgotten === true) ||
+    (job.kind === 'unload' && transferWrite !== undefined && unloadWrite !== undefined && unloadWrite.first - transferWrite.last >= LIFECYCLE_TTL_SECONDS * 1000) ||
     (job.kind === 'transfer' && job.outlived === true)
   const declined = rec.status === 'DECLINED' && (rec.hold.state === 'none' || rec.hold.state === 'releasing')
   if (forgotten && (declined || (rec.status === 'FAILED' && rec.reconcile !== undefined))) return
