@@ -7,7 +7,7 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startServer } from '../helpers/server-process.js'
-import { SHARED_REDIS_URL } from '../helpers/redis.js'
+import { SHARED_REDIS_URL, deleteByPrefix, uniquePrefix } from '../helpers/redis.js'
 import { authBody, platformHeaders } from '../helpers/config.js'
 import { newPool } from '../helpers/load.js'
 
@@ -15,7 +15,10 @@ import { newPool } from '../helpers/load.js'
 const DECISIONS = 3000
 
 t.test('on Redis: "stopped" is the last line, stamped once everything before it is written', async (t) => {
-  const server = await startServer(t, { env: { REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: `stopped-last-${process.pid}:` } })
+  const prefix = uniquePrefix()
+  // its keys deleted afterwards (the server has exited by then: the test waits for it)
+  t.teardown(async () => { await deleteByPrefix(SHARED_REDIS_URL, prefix) })
+  const server = await startServer(t, { env: { REDIS_URL: SHARED_REDIS_URL, REDIS_KEY_PREFIX: prefix } })
   const stdout = server.proc.stdout
   if (stdout === null) throw new Error('no stdout')
   const pool = newPool(server.publicUrl, 16)
