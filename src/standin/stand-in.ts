@@ -133,6 +133,7 @@ export class StandIn {
       this.sinceMs ??= entry.atMs
       // its process is gone: its request was answered 00, or never answered (died between flush and answer). A
       // deadline's 05 never leaves before the void line is flushed (voidEntry runs first), so none of these was
+      // answered 05
       this.pending.set(entry.id, { entry, card, durable: Promise.resolve(true), flushed: true, voided: false, guard: null })
       n++
     }
