@@ -28,7 +28,7 @@ import { settlementFor } from './settlement/for-store.js'
 import { settlementMetrics } from './settlement/metrics.js'
 import { expiryIntervalMs, startExpiry } from './settlement/expiry.js'
 import { lifecycleFailedHook } from './settlement/lifecycle-failed.js'
-import { queueStandInNegativeBalance } from './settlement/standin-exception.js'
+import { queueStandInNegativeBalance, queueStandInUnconfirmed } from './settlement/standin-exception.js'
 import type { SettlementStore } from './settlement/types.js'
 
 export interface Services extends AppDeps {
@@ -124,7 +124,7 @@ function standInFor (config: Config, store: Store, settlement: SettlementStore, 
   }
   return new StandIn({
     policy: config.standIn.policy, journal, store, log, metrics: standInMetrics(metrics.registry),
-    onNegativeBalance: logNegativeBalance(log), queueNegativeBalance: queueStandInNegativeBalance(settlement)
+    onNegativeBalance: logNegativeBalance(log), queueNegativeBalance: queueStandInNegativeBalance(settlement), queueUnconfirmed: queueStandInUnconfirmed(settlement)
   })
 }
 

@@ -1,6 +1,9 @@
-// A stand-in approval replayed into the store that left the balance below zero: the money was approved while
-// the store could not be asked, and the cardholder owes it. Queued as a negative_balance exception beside the
-// statements' ones, once a customer and reference however often the replay hands it over.
+// What the stand-in replay hands to the exception queue, beside the statements' exceptions, once a customer and
+// reference however often it is handed over:
+// - negative_balance: an approval replayed into the store left the balance below zero: the money was approved
+//   while the store could not be asked, and the cardholder owes it;
+// - standin_unconfirmed: an approval still owed when the store may have forgotten an earlier replay of it (older
+//   than the decisions' retention): not replayed, as it may have been debited already; `accept` debits it.
 import { part } from '../store/keys.js'
 import type { SettlementStore } from './types.js'
 
@@ -19,6 +22,19 @@ export function standInExceptionKey (urn: string, reference: string): string {
   return `sn~${part(urn)}:${part(reference)}`
 }
 
+export function unconfirmedExceptionKey (urn: string, reference: string): string {
+  return `su~${part(urn)}:${part(reference)}`
+}
+
+/** what the replay knows of it (structurally src/standin/negative-balance.ts's UnconfirmedReplay) */
+export interface ReplayUnconfirmed {
+  urn: string
+  reference: string
+  last4: string
+  debit: number
+  atMs: number
+}
+
 /** the queue's side of the stand-in's hook: rejects when the store did not take it (the replay hands it over again) */
 export function queueStandInNegativeBalance (settlement: SettlementStore): (nb: ReplayBelowZero) => Promise<void> {
   return async (nb) => {
@@ -33,6 +49,25 @@ export function queueStandInNegativeBalance (settlement: SettlementStore): (nb: 
       amount: -nb.available,
       accept: { action: 'none', amount: 0 },
       detail: `available below zero after a stand-in approval of ${nb.debit} was replayed`
+    })
+  }
+}
+
+/** the queue's side of the stand-in's unconfirmed hook: rejects when the store did not take it */
+export function queueStandInUnconfirmed (settlement: SettlementStore): (u: ReplayUnconfirmed) => Promise<void> {
+  return async (u) => {
+    await settlement.openException({
+      kind: 'standin_unconfirmed',
+      key: unconfirmedExceptionKey(u.urn, u.reference),
+      urn: u.urn,
+      reference: u.reference,
+      last4: u.last4,
+      postingType: '',
+      outcome: 'standin_replay',
+      amount: u.debit,
+      accept: { action: 'debit', amount: u.debit },
+      detail: `a stand-in approval of ${u.debit} made at ${new Date(u.atMs).toISOString()} was still owed to the store when the store may have ` +
+        'forgotten an earlier replay of it (DECISION_RETENTION_DAYS): not replayed; check the customer\'s balance for it, then accept (debit it) or write it off'
     })
   }
 }

@@ -15,7 +15,7 @@ export type Outcome = typeof OUTCOMES[number]
 
 export const EXCEPTION_KINDS = [
   'late_clearing', 'force_post', 'declined_here', 'lifecycle_mismatch', 'lifecycle_failed', 'negative_balance', 'unmatched', 'approved_not_posted',
-  'platform_id_conflict'
+  'platform_id_conflict', 'standin_unconfirmed'
 ] as const
 export type ExceptionKind = typeof EXCEPTION_KINDS[number]
 

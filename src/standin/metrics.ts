@@ -13,7 +13,7 @@ export interface StandInMetrics {
   journalFailures: Counter
 }
 
-export const REPLAY_OUTCOMES = ['applied', 'existing', 'existing_decline', 'conflict', 'unknown_urn'] as const
+export const REPLAY_OUTCOMES = ['applied', 'existing', 'existing_decline', 'conflict', 'unknown_urn', 'unconfirmed'] as const
 export type ReplayOutcome = typeof REPLAY_OUTCOMES[number]
 
 function one<T> (registry: Registry, name: string, make: () => T): T {
@@ -29,7 +29,7 @@ export function standInMetrics (registry: Registry): StandInMetrics {
     approvedAmount: one(registry, 'extauth_standin_approved_amount_total', () => new Counter({ name: 'extauth_standin_approved_amount_total', help: 'Debit amount approved in stand-in, minor units', registers })),
     replayBacklog: one(registry, 'extauth_standin_replay_backlog', () => new Gauge({ name: 'extauth_standin_replay_backlog', help: 'Stand-in approvals of this instance not yet replayed into the store', registers })),
     replayBacklogAmount: one(registry, 'extauth_standin_replay_backlog_amount', () => new Gauge({ name: 'extauth_standin_replay_backlog_amount', help: 'Debit amount of the stand-in approvals not yet replayed, minor units', registers })),
-    replayed: one(registry, 'extauth_standin_replayed_total', () => new Counter({ name: 'extauth_standin_replayed_total', help: 'Stand-in approvals replayed into the store, by outcome (applied; existing: the store held this approval already; existing_decline: the store held another answer for the reference; conflict: the store held the reference for another amount or card; unknown_urn)', labelNames: ['outcome'], registers })),
+    replayed: one(registry, 'extauth_standin_replayed_total', () => new Counter({ name: 'extauth_standin_replayed_total', help: 'Stand-in approvals replayed into the store, by outcome (applied; existing: the store held this approval already; existing_decline: the store held another answer for the reference; conflict: the store held the reference for another amount or card; unknown_urn; unconfirmed: still owed when the store may have forgotten an earlier replay of it, handed to the exception queue instead)', labelNames: ['outcome'], registers })),
     negativeBalances: one(registry, 'extauth_standin_negative_balances_total', () => new Counter({ name: 'extauth_standin_negative_balances_total', help: 'Stand-in replays that left a balance below zero', registers })),
     journalFailures: one(registry, 'extauth_standin_journal_failures_total', () => new Counter({ name: 'extauth_standin_journal_failures_total', help: 'Stand-in approvals declined because the journal could not be written', registers }))
   }

@@ -30,3 +30,22 @@ export function logNegativeBalance (log: Logger): NegativeBalanceHook {
       'stand-in replay left the balance below zero: negative_balance exception')
   }
 }
+
+/**
+ * A stand-in approval still owed when the store may have forgotten an earlier replay of it: older than the
+ * store surely keeps a decision (DECISION_RETENTION_DAYS is never less than 7), so a replay sent before and
+ * whose answer was lost (or an earlier process's) may have been debited, and the store no longer knows. It is
+ * not replayed (that could debit it twice); an operator checks the customer's balance and settles it.
+ */
+export interface UnconfirmedReplay {
+  urn: string
+  reference: string
+  last4: string
+  /** the stand-in approval's debit, minor units */
+  debit: number
+  /** when the approval was made */
+  atMs: number
+}
+
+/** Hands it to the exception queue; a rejection is handed over again at the next pass (one exception a reference). */
+export type UnconfirmedQueue = (u: UnconfirmedReplay) => Promise<void>

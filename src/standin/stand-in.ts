@@ -14,7 +14,16 @@ import { StandInCaps, type CapRefusal } from './caps.js'
 import { byAge, entryId, type Adopted, type StandInEntry, type StandInJournal } from './journal.js'
 import { refusalOf, type PolicyRefusal, type StandInPolicy } from './policy.js'
 import { REPLAY_OUTCOMES, type ReplayOutcome, type StandInMetrics } from './metrics.js'
-import type { NegativeBalance, NegativeBalanceHook, NegativeBalanceQueue } from './negative-balance.js'
+import type { NegativeBalance, NegativeBalanceHook, NegativeBalanceQueue, UnconfirmedQueue } from './negative-balance.js'
+import { DECISION_RETENTION_MS_MIN } from '../store/types.js'
+
+/**
+ * How long the store surely remembers a replayed approval's decision (DECISION_RETENTION_DAYS is never less;
+ * it keeps it that long after the replay, which comes after the approval). An entry older than this is not
+ * replayed: an earlier replay whose answer was lost, or an earlier process's, may have been debited and
+ * forgotten since, and a replay now would debit it again. It goes to the exception queue (standin_unconfirmed).
+ */
+export const STANDIN_REPLAY_HORIZON_MS = DECISION_RETENTION_MS_MIN
 
 /** What a stand-in decision came to: 00, the rule's decline, or 05 for the policy check or cap named. */
 export interface StandInResult {
@@ -50,6 +59,8 @@ interface Pending {
   guard: StandInAbort | null
   /** replayed below zero, not yet taken by the exception queue: the next pass hands it over again */
   owed?: NegativeBalance
+  /** past the replay's horizon: handed to the exception queue instead of replayed, until it takes it */
+  unconfirmed?: boolean
 }
 
 export interface Forced { on: boolean, reason: string, atMs: number, keyId: string | null }
@@ -81,6 +92,8 @@ export interface StandInOptions {
   onNegativeBalance?: NegativeBalanceHook
   /** and handed to the settlement's exception queue, until it takes it */
   queueNegativeBalance?: NegativeBalanceQueue
+  /** an entry past the replay's horizon (STANDIN_REPLAY_HORIZON_MS), for the exception queue, until it takes it */
+  queueUnconfirmed?: UnconfirmedQueue
 }
 
 export class StandIn {
@@ -334,6 +347,11 @@ export class StandIn {
         this.finish(p)
         continue
       }
+      if (p.unconfirmed === true || this.clock() - p.entry.atMs >= STANDIN_REPLAY_HORIZON_MS) {
+        if (!await this.handOverUnconfirmed(p)) return
+        this.finish(p)
+        continue
+      }
       let result
       try {
         result = await this.opts.store.authorize(input)
@@ -386,6 +404,29 @@ export class StandIn {
       // the next replay pass hands it over again
       this.opts.log.warn({ urn: nb.urn, reference: nb.reference, err: (err as Error).message }, 'stand-in replay: negative_balance exception not queued; trying again')
       this.gauges()
+      return false
+    }
+  }
+
+  /**
+   * An entry past the replay's horizon: not replayed (an earlier replay may have been debited, and forgotten by
+   * now), but counted, logged and handed to the exception queue; false (the entry stays) when the queue failed.
+   */
+  private async handOverUnconfirmed (p: Pending): Promise<boolean> {
+    const { input, atMs } = p.entry
+    if (p.unconfirmed !== true) {
+      p.unconfirmed = true
+      this.replayedBy.unconfirmed++
+      this.opts.metrics.replayed.inc({ outcome: 'unconfirmed' })
+      this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount), approvedAt: new Date(atMs).toISOString() },
+        'stand-in replay: approval older than the store surely keeps a decision; not replayed (it may have been debited already): standin_unconfirmed exception')
+    }
+    if (this.opts.queueUnconfirmed === undefined) return true
+    try {
+      await this.opts.queueUnconfirmed({ urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, atMs })
+      return true
+    } catch (err) {
+      this.opts.log.warn({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in replay: standin_unconfirmed exception not queued; trying again')
       return false
     }
   }

@@ -21,7 +21,7 @@ import { fakeGateway, fakePrepaid, type PartyBooks } from './fake-parties.js'
 import { FaultyStore } from './faulty-store.js'
 import { settlementFor } from '../../../src/settlement/for-store.js'
 import { lifecycleFailedHook } from '../../../src/settlement/lifecycle-failed.js'
-import { queueStandInNegativeBalance } from '../../../src/settlement/standin-exception.js'
+import { queueStandInNegativeBalance, queueStandInUnconfirmed } from '../../../src/settlement/standin-exception.js'
 import type { NewException } from '../../../src/settlement/types.js'
 import { SIM_HOLD_EXPIRY_MS, SIM_TIMEZONE, type ModelAuth } from './model.js'
 import { Registry } from 'prom-client'
@@ -96,7 +96,11 @@ export class SimProcess {
         // the replay's own timer never fires in a run: the simulation drives the replay (engine.ts)
         replayEveryMs: 2 ** 31 - 1,
         onNegativeBalance: () => { standInBooks.figures.negative++ },
-        queueNegativeBalance: queueStandInNegativeBalance(queue)
+        queueNegativeBalance: queueStandInNegativeBalance(queue),
+        queueUnconfirmed: async (u) => {
+          await queueStandInUnconfirmed(queue)(u)
+          standInBooks.unconfirmed(sim, refKey(u.urn, u.reference))
+        }
       })
     } else {
       this.journal = null
@@ -179,7 +183,7 @@ export class SimProcess {
       sim.touchedRefs.add(key)
       sim.touchedUrns.add(body.urn)
       sim.counts.answers[`${d.code} ${d.via}`] = (sim.counts.answers[`${d.code} ${d.via}`] ?? 0) + 1
-      if (d.via === 'standin') sim.standIn?.answered(key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed, d.check)
+      if (d.via === 'standin') sim.standIn?.answered(sim, key, body.urn, body.last4Digits, auth.debit, d.code, d.replayed, d.check)
       return full
     }
     if (!validBody(body)) return deliver({ code: '05', via: 'refused', replayed: false, reason: 'bad_request' })

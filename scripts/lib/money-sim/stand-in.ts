@@ -6,9 +6,12 @@
 //   answers and each of them has reached it) stay within the policy's caps per card and per instance;
 // - standin-replayed-once: every stand-in approval becomes one new decision in the store, once (a replay that
 //   makes a second decision of an approval already replayed is money moved twice), and none is lost: once the
-//   instance says it has nothing left to replay, every approval the platform heard has reached the store.
+//   instance says it has nothing left to replay, every approval the platform heard has reached the store, or
+//   was handed to the exception queue as standin_unconfirmed, which only an approval older than the store
+//   surely keeps a decision may be (an earlier replay of it may have been debited and forgotten).
 import { FileStandInJournal, type Adopted, type EntryName, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
 import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
+import { DECISION_RETENTION_MS_MIN } from '../../../src/store/types.js'
 import type { ProcessHandle, SimContext } from './context.js'
 
 /**
@@ -98,6 +101,8 @@ export interface StandInFigures {
   exceptions: number
   /** replays of an approval the platform never heard (flushed, then killed before the answer) */
   unheard: number
+  /** approvals past the store's memory of a decision handed to the exception queue instead of replayed */
+  unconfirmed: number
   /** replays that left a balance below zero */
   negative: number
   /** outages (cap windows) closed, and the most one of them used */
@@ -117,18 +122,20 @@ export class StandInBooks {
   readonly exceptions = new Set<string>()
   /** the approvals (reference and attempt) a replay made a decision of */
   private readonly applied = new Set<string>()
+  /** when the platform was last answered 00 in stand-in for a reference, by refKey */
+  private readonly approvedAt = new Map<string, number>()
   /** caps passed, found while a request was being answered: reported after the step (settled) */
   private readonly overCaps: string[] = []
   private refs = new Set<string>()
   private cards = new Map<string, Use>()
   private instance: Use = { count: 0, amount: 0 }
   readonly figures: StandInFigures = {
-    outages: 0, refused: 0, approved: 0, fromJournal: 0, declined: 0, declinedBy: {}, applied: 0, existing: 0, exceptions: 0, unheard: 0, negative: 0,
+    outages: 0, refused: 0, approved: 0, fromJournal: 0, declined: 0, declinedBy: {}, applied: 0, existing: 0, exceptions: 0, unheard: 0, unconfirmed: 0, negative: 0,
     windows: 0, cardCountMax: 0, cardAmountMax: 0, instanceCountMax: 0, instanceAmountMax: 0
   }
 
   /** The platform heard an answer decided in stand-in. */
-  answered (key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean, check?: string): void {
+  answered (sim: SimContext, key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean, check?: string): void {
     if (code !== '00') {
       this.figures.declined++
       if (check !== undefined) this.figures.declinedBy[check] = (this.figures.declinedBy[check] ?? 0) + 1
@@ -136,6 +143,7 @@ export class StandInBooks {
     }
     if (fromJournal) this.figures.fromJournal++
     else this.figures.approved++
+    if (!fromJournal || !this.approvedAt.has(key)) this.approvedAt.set(key, sim.clock.now())
     if (!this.owed.has(key)) this.owed.set(key, { urn, last4, debit })
     if (this.refs.has(key)) return
     // one approval of a reference counts once in the caps, however often it is answered
@@ -180,6 +188,22 @@ export class StandInBooks {
       if (heard) this.exceptions.add(key)
     }
     this.owed.delete(key)
+    if (!sim.outage && this.owed.size === 0) this.closeWindow()
+  }
+
+  /**
+   * The instance handed an approval to the exception queue instead of replaying it (standin_unconfirmed): only
+   * one the platform was answered at least DECISION_RETENTION_DAYS' minimum ago may be; not debited by the
+   * replay, it is left to an operator.
+   */
+  unconfirmed (sim: SimContext, key: string): void {
+    this.figures.unconfirmed++
+    const at = this.approvedAt.get(key)
+    const age = at === undefined ? null : sim.clock.now() - at
+    if (age !== null && age < DECISION_RETENTION_MS_MIN) {
+      sim.violation('standin-replayed-once', `${key}: handed to an operator unreplayed ${age} ms after its stand-in 00, within the store's memory of a decision`)
+    }
+    if (this.owed.delete(key)) this.exceptions.add(key)
     if (!sim.outage && this.owed.size === 0) this.closeWindow()
   }
 

@@ -23,7 +23,7 @@ export function summarize (r: SimResult, opts: SimOptions): string {
   if (s !== null) {
     lines.push(`stand-in: ${s.outages} outages (${s.refused} store calls refused), answered 00 ${s.approved} (+${s.fromJournal} repeats from the journal), declined ${s.declined}` +
       `${Object.keys(s.declinedBy).length > 0 ? ` (by ${fmt(s.declinedBy)})` : ''}; ` +
-      `replays applied ${s.applied} (${s.unheard} never heard by the platform), existing ${s.existing}, onto another answer ${s.exceptions}; below zero ${s.negative}; ` +
+      `replays applied ${s.applied} (${s.unheard} never heard by the platform), existing ${s.existing}, onto another answer ${s.exceptions}, past the horizon to the queue ${s.unconfirmed}; below zero ${s.negative}; ` +
       `${s.windows} outages closed, most used in one: card ${s.cardCountMax} approvals / ${s.cardAmountMax}, instance ${s.instanceCountMax} / ${s.instanceAmountMax}`)
   }
   lines.push(`operations left to an operator with a reconcile note (a repeat refused as 1054, or unconfirmed past retention): ${r.reconcile}`)
