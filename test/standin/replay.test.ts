@@ -214,3 +214,83 @@ for (const kind of ['memory', 'redis'] as const) {
     t.equal((await settlement.listExceptions({ kind: 'negative_balance', urn: 'UNB1', limit: 10 })).items.length, 1, 'handed over again: still one')
   })
 }
+
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(`an approval still owed past the store's memory of a decision goes to the exception queue, never replayed again (${kind})`, async (t) => {
+    const { settlementFor } = await import('../../src/settlement/for-store.js')
+    const { queueStandInUnconfirmed } = await import('../../src/settlement/standin-exception.js')
+    const { resolveException } = await import('../../src/settlement/resolve.js')
+    const { STANDIN_REPLAY_HORIZON_MS } = await import('../../src/standin/stand-in.js')
+    const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
+    const { sharedRedisStore } = await import('../helpers/redis.js')
+    const { until } = await import('../helpers/wait.js')
+    t.equal(STANDIN_REPLAY_HORIZON_MS, 7 * 24 * 3600_000, 'the horizon: the least DECISION_RETENTION_DAYS allows')
+    let now = Date.now()
+    // decisions kept 300 ms: what 7 days are in production, so the store forgets while the test waits
+    const retentionMs = 300
+    const store = kind === 'memory' ? new MemoryStore({ clock: () => now, retentionMs }) : await sharedRedisStore(t, undefined, { retentionMs })
+    const settlement = settlementFor(store)
+    for (const urn of ['UUC1', 'UUC2']) {
+      await store.putCustomer(urn, {})
+      await store.credit(urn, 1000, 'seed')
+    }
+    // UC1's first replay reaches the store and its answer is lost; UC2's store calls are refused (never run)
+    let loseReply = true
+    const lossy = new Proxy(store, {
+      get (target, prop, receiver) {
+        if (prop !== 'authorize') return Reflect.get(target, prop, receiver)
+        return async (i: AuthorizeInput) => {
+          if (i.urn === 'UUC2') throw new ERR_STORE_NOT_DONE('connection refused')
+          const r = await target.authorize(i)
+          if (loseReply) { loseReply = false; throw new ERR_STORE_OUTCOME_UNKNOWN('no answer') }
+          return r
+        }
+      }
+    }) as Store
+    let queueRefusals = 1
+    const queue = queueStandInUnconfirmed(settlement)
+    const logged: Array<Record<string, unknown>> = []
+    const s = new StandIn({
+      policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store: lossy, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000,
+      log: createLogger('error', { write: (line: string) => { logged.push(JSON.parse(line) as Record<string, unknown>) } }),
+      clock: () => now,
+      queueUnconfirmed: async (u) => {
+        if (queueRefusals-- > 0) throw new ERR_STORE_NOT_DONE('redis is reconnecting')
+        await queue(u)
+      }
+    })
+    t.teardown(async () => { await s.stop() })
+    const approvedAt = now
+    t.match(await s.decide(input('UUC1', 'UC1', 300, '4321', now), null, '5411', live), { code: '00' })
+    t.match(await s.decide(input('UUC2', 'UC2', 200, '4321', now), null, '5411', live), { code: '00' })
+    await s.replayNow()
+    t.equal((await store.getCustomer('UUC1'))?.available, 700, 'UC1\'s replay was debited')
+    t.match(s.status(), { replayBacklog: { count: 2 } }, 'its answer lost: both still owed')
+
+    // the store forgets UC1's decision, and the instance's clock passes the horizon
+    if (kind === 'memory') now += retentionMs
+    await until('the store forgot the decision', async () => await store.getDecision('UUC1', 'UC1') === null, 10_000)
+    now += STANDIN_REPLAY_HORIZON_MS
+    await s.replayNow()
+    t.match(s.status(), { replayBacklog: { count: 2 } }, 'the queue refused the first hand-over: still owed')
+    await s.replayNow()
+    t.match(s.status(), { replayBacklog: { count: 0 }, replayed: { unconfirmed: 2, applied: 0 } }, 'both handed over, neither replayed')
+    t.equal((await store.getCustomer('UUC1'))?.available, 700, 'UC1 debited once')
+    t.equal((await store.getCustomer('UUC2'))?.available, 1000, 'UC2 never debited by the replay')
+    t.equal(logged.filter((l) => /standin_unconfirmed exception$/.test(String(l.msg))).length, 2, 'one error line each')
+    t.match(logged.find((l) => l.reference === 'UC1'), { urn: 'UUC1', debit: '300', approvedAt: new Date(approvedAt).toISOString() })
+
+    const x1 = (await settlement.listExceptions({ kind: 'standin_unconfirmed', urn: 'UUC1', limit: 10 })).items
+    const x2 = (await settlement.listExceptions({ kind: 'standin_unconfirmed', urn: 'UUC2', limit: 10 })).items
+    t.equal(x1.length, 1)
+    t.match(x1[0], { status: 'open', reference: 'UC1', last4: '4321', amount: '300', outcome: 'standin_replay', accept: { action: 'debit', amount: '300' }, detail: /not replayed/ })
+    await queue({ urn: 'UUC1', reference: 'UC1', last4: '4321', debit: 300, atMs: now })
+    t.equal((await settlement.listExceptions({ kind: 'standin_unconfirmed', urn: 'UUC1', limit: 10 })).items.length, 1, 'handed over again: still one')
+    // the operator finds UC1 in the balance (write it off) and UC2 not (accept: debit it)
+    await resolveException(store, settlement, x1[0]!.id, { action: 'writeOff', reason: 'the replay was debited on the 3rd' }, 'k1')
+    await resolveException(store, settlement, x2[0]!.id, { action: 'accept', reason: 'not in the balance' }, 'k1')
+    await resolveException(store, settlement, x2[0]!.id, { action: 'accept', reason: 'not in the balance' }, 'k1')
+    t.equal((await store.getCustomer('UUC1'))?.available, 700, 'written off: nothing moved')
+    t.equal((await store.getCustomer('UUC2'))?.available, 800, 'accepted: debited once, the repeat moved nothing')
+  })
+}
