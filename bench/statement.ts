@@ -19,6 +19,10 @@ import { importStatement } from '../src/settlement/import.js'
 import { readExtauthV1 } from '../src/settlement/statement-reader.js'
 import { deleteByPrefix } from '../scripts/lib/redis-keys.js'
 
+/** yesterday (UTC) and today: statements are imported within days of their postings (POSTING_HORIZON_MS) */
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+const NEXT = new Date(Date.parse(DAY) + 86_400_000).toISOString().slice(0, 10)
+
 const { values: v } = parseArgs({ options: { lines: { type: 'string', default: '1000000' }, store: { type: 'string', default: 'redis' }, 'in-flight': { type: 'string', default: '64' }, customers: { type: 'string', default: '10000' } } })
 const lines = Number(v.lines)
 const customers = Number(v.customers)
@@ -35,11 +39,11 @@ try {
   // (force posts: each one an exception), 1 in 100
   const out = createWriteStream(file)
   const write = async (s: string): Promise<void> => { if (!out.write(s)) await once(out, 'drain') }
-  await write(JSON.stringify({ statement: { id: `BENCH-${lines}`, from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z', complete: true } }) + '\n')
+  await write(JSON.stringify({ statement: { id: `BENCH-${lines}`, from: `${DAY}T00:00:00Z`, to: `${NEXT}T00:00:00Z`, complete: true } }) + '\n')
   const types = ['fee', 'refund', 'adjustment']
   for (let i = 0; i < lines; i++) {
     const type = i % 100 === 99 ? 'purchase' : types[i % 3] as string
-    await write(`{"platformId":"PB-${i}","type":"${type}","reference":"BR-${i}","urn":"BU${i % customers}","last4":"4321","amount":"${1 + (i % 997)}","currency":"356","postedAt":"2026-11-20T10:00:00Z"}\n`)
+    await write(`{"platformId":"PB-${i}","type":"${type}","reference":"BR-${i}","urn":"BU${i % customers}","last4":"4321","amount":"${1 + (i % 997)}","currency":"356","postedAt":"${DAY}T10:00:00Z"}\n`)
   }
   out.end()
   await once(out, 'finish')

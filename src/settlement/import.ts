@@ -7,7 +7,7 @@ import type { StatementMap } from './statement-maps.js'
 import { lifecycleVerdict } from './lifecycle-match.js'
 import { HashSet53 } from './id-set.js'
 import { journalFor } from '../journal/for-store.js'
-import { LIFECYCLE_POSTINGS, type Outcome, type PostingResult, type SettlementStore, type StatementHeader, type StatementReport } from './types.js'
+import { LIFECYCLE_POSTINGS, POSTING_HORIZON_MS, POSTING_RETENTION_MS, type Outcome, type PostingResult, type SettlementStore, type StatementHeader, type StatementReport } from './types.js'
 
 export interface LineError { line: number, error: string }
 
@@ -60,6 +60,13 @@ function mappedHeader (h: Partial<StatementHeader>): StatementHeader {
   return { id: h.id ?? '', from: h.from ?? '', to: h.to ?? '', complete: h.complete ?? false }
 }
 
+const HORIZON_DAYS = POSTING_HORIZON_MS / 86_400_000
+
+function tooOld (postedAt: string): string {
+  return `posted ${postedAt}, ${HORIZON_DAYS} days ago or more: a posting's record is kept ${POSTING_RETENTION_MS / 86_400_000} days, so this one may ` +
+    'have been applied and forgotten since; take it out of the file (and settle it by hand if it never was)'
+}
+
 export async function importStatement (o: ImportOptions): Promise<ImportResult> {
   const errors: LineError[] = []
   let errorCount = 0
@@ -69,6 +76,7 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
   }
   let header: StatementHeader | null = o.map === undefined ? null : mappedHeader(o.header ?? {})
   if (header !== null && header.id === '') bad(0, 'a mapped statement needs its id (--id, or ?id=)')
+  const now = (o.clock ?? Date.now)()
   let lines = 0
   let minPosted = ''
   let maxPosted = ''
@@ -84,6 +92,7 @@ export async function importStatement (o: ImportOptions): Promise<ImportResult> 
     const p = it.posting
     const h = idHash(p.platformId)
     if (seen.add(h)) twice.add(h)
+    if (now - Date.parse(p.postedAt) >= POSTING_HORIZON_MS) bad(it.line, tooOld(p.postedAt))
     if (minPosted === '' || p.postedAt < minPosted) minPosted = p.postedAt
     if (maxPosted === '' || p.postedAt > maxPosted) maxPosted = p.postedAt
   }

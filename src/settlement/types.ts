@@ -165,6 +165,12 @@ export interface StatementReport extends StatementHeader {
 
 /** How long the record of an applied posting is kept: a statement imported again within it changes nothing. */
 export const POSTING_RETENTION_MS = 45 * 24 * 3600_000
+/**
+ * A line posted this long ago or more is not imported: it may have been applied (at or after its posting) and
+ * its record forgotten since, so applying it now could move its money twice. A day less than the retention:
+ * for a platform's clock ahead of ours.
+ */
+export const POSTING_HORIZON_MS = POSTING_RETENTION_MS - 24 * 3600_000
 
 /** the bucket of an exception id 'b<bucket>~<platformId>[~...]' */
 export function bucketOfException (id: string): number | null {

@@ -7,6 +7,10 @@ import { main } from '../../src/cli/main.js'
 import { sharedRedisStore, SHARED_REDIS_URL } from '../helpers/redis.js'
 import { authInput, funded } from '../store/contract.js'
 
+/** yesterday (UTC) and today: statements are imported within days of their postings (POSTING_HORIZON_MS) */
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+const NEXT = new Date(Date.parse(DAY) + 86_400_000).toISOString().slice(0, 10)
+
 const dir = await mkdtemp(join(tmpdir(), 'extauth-cli-statement-'))
 
 function io (env: Record<string, string | undefined>): { out: string[], err: string[], io: Parameters<typeof main>[1] } {
@@ -23,8 +27,8 @@ t.test('import a statement, again, a bad one, a dry run; expire holds', async (t
   t.equal((await store.authorize(hold)).code, '00')
   const file = join(dir, 'd1.ndjson')
   await writeFile(file, [
-    { statement: { id: 'CLI-1', from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z', complete: false } },
-    { platformId: 'CLI-P1', type: 'fee', reference: 'FEE-1', urn, amount: '25', currency: '356', postedAt: '2026-11-20T10:00:00Z' }
+    { statement: { id: 'CLI-1', from: `${DAY}T00:00:00Z`, to: `${NEXT}T00:00:00Z`, complete: false } },
+    { platformId: 'CLI-P1', type: 'fee', reference: 'FEE-1', urn, amount: '25', currency: '356', postedAt: `${DAY}T10:00:00Z` }
   ].map((l) => JSON.stringify(l)).join('\n'))
   const a = io(env)
   t.equal(await main(['statement', 'import', file], a.io), 0, a.err.join('\n'))
@@ -36,7 +40,7 @@ t.test('import a statement, again, a bad one, a dry run; expire holds', async (t
   t.equal((await store.getCustomer(urn))?.available, 10_000 - 400 - 25, 'applied once')
 
   const bad = join(dir, 'bad.ndjson')
-  await writeFile(bad, `${JSON.stringify({ statement: { id: 'CLI-2', from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z', complete: false } })}\n{"platformId":"X","type":"fee"}\n`)
+  await writeFile(bad, `${JSON.stringify({ statement: { id: 'CLI-2', from: `${DAY}T00:00:00Z`, to: `${NEXT}T00:00:00Z`, complete: false } })}\n{"platformId":"X","type":"fee"}\n`)
   const c = io({})
   t.equal(await main(['statement', 'import', bad, '--dry-run'], c.io), 1, 'a dry run needs no store, and names the bad line')
   t.match(c.err.join('\n'), `${bad}:2: `)

@@ -7,6 +7,10 @@ import { adminHeaders, authBody, platformHeaders } from '../helpers/config.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
 import type { ReconException } from '../../src/settlement/types.js'
 
+/** yesterday (UTC) and today: statements are imported within days of their postings (POSTING_HORIZON_MS) */
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+const NEXT = new Date(Date.parse(DAY) + 86_400_000).toISOString().slice(0, 10)
+
 const admin = { authorization: adminHeaders.authorization }
 
 async function customer (app: Awaited<ReturnType<typeof build>>['adminApp'], urn: string): Promise<Record<string, unknown>> {
@@ -31,10 +35,10 @@ t.test('holds mode: the day of an operator, end to end', async (t) => {
   const { expireDue } = await import('../../src/settlement/expiry.js')
 
   const statement = [
-    { statement: { id: 'D-20261120', from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z', complete: true } },
-    { platformId: 'PF-1', type: 'purchase', reference: shop.transactionReferenceNumber, urn: 'URN0001', last4: '4321', amount: '1250', currency: '356', postedAt: '2026-11-20T12:00:00Z' },
-    { platformId: 'PF-2', type: 'refund', reference: 'RF-9', urn: 'URN0001', last4: '4321', amount: '200', currency: '356', postedAt: '2026-11-20T13:00:00Z' },
-    { platformId: 'PF-3', type: 'purchase', reference: 'NEVER-SEEN', urn: 'URN0001', last4: '4321', amount: '99', currency: '356', postedAt: '2026-11-20T14:00:00Z' }
+    { statement: { id: 'D-20261120', from: `${DAY}T00:00:00Z`, to: `${NEXT}T00:00:00Z`, complete: true } },
+    { platformId: 'PF-1', type: 'purchase', reference: shop.transactionReferenceNumber, urn: 'URN0001', last4: '4321', amount: '1250', currency: '356', postedAt: `${DAY}T12:00:00Z` },
+    { platformId: 'PF-2', type: 'refund', reference: 'RF-9', urn: 'URN0001', last4: '4321', amount: '200', currency: '356', postedAt: `${DAY}T13:00:00Z` },
+    { platformId: 'PF-3', type: 'purchase', reference: 'NEVER-SEEN', urn: 'URN0001', last4: '4321', amount: '99', currency: '356', postedAt: `${DAY}T14:00:00Z` }
   ].map((l) => JSON.stringify(l)).join('\n')
   const bad = await adminApp.inject({ method: 'POST', url: '/admin/v1/statements', headers: { ...admin, 'content-type': 'application/x-ndjson' }, payload: statement.replace('"1250"', '"12.50"') })
   t.equal(bad.statusCode, 422)

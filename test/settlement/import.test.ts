@@ -10,9 +10,13 @@ import { settlementFor } from '../../src/settlement/for-store.js'
 import { importStatement } from '../../src/settlement/import.js'
 import { minorUnits } from '../../src/settlement/statement-reader.js'
 import type { StatementMap } from '../../src/settlement/statement-maps.js'
-import type { SettlementStore } from '../../src/settlement/types.js'
+import { POSTING_HORIZON_MS, type SettlementStore } from '../../src/settlement/types.js'
 import { sharedRedisStore } from '../helpers/redis.js'
 import { authInput, funded } from '../store/contract.js'
+
+/** yesterday (UTC) and today: statements are imported within days of their postings (POSTING_HORIZON_MS) */
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+const NEXT = new Date(Date.parse(DAY) + 86_400_000).toISOString().slice(0, 10)
 
 const dir = await mkdtemp(join(tmpdir(), 'extauth-import-'))
 let files = 0
@@ -21,9 +25,9 @@ async function file (lines: unknown[]): Promise<string> {
   await writeFile(path, lines.map((l) => typeof l === 'string' ? l : JSON.stringify(l)).join('\n') + '\n')
   return path
 }
-const head = (id: string, complete = true): unknown => ({ statement: { id, from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z', complete } })
+const head = (id: string, complete = true): unknown => ({ statement: { id, from: `${DAY}T00:00:00Z`, to: `${NEXT}T00:00:00Z`, complete } })
 const line = (platformId: string, urn: string, type: string, reference: string, amount: string): unknown =>
-  ({ platformId, type, reference, urn, last4: '4321', amount, currency: '356', postedAt: '2026-11-20T10:00:00Z' })
+  ({ platformId, type, reference, urn, last4: '4321', amount, currency: '356', postedAt: `${DAY}T10:00:00Z` })
 
 async function available (store: Store, urn: string): Promise<number> {
   return (await store.getCustomer(urn))?.available ?? NaN
@@ -44,6 +48,27 @@ for (const [name, make] of stores) {
     t.match(r.errors[2]?.error, /twice/)
     t.equal(await available(store, urn), 1000, 'nothing applied')
     t.equal(await settlement.getStatement('S-bad'), null)
+  })
+
+  t.test(`${name}: a line posted longer ago than an applied posting's record is surely kept: refused, naming it, nothing applied`, async (t) => {
+    const store = await make(t)
+    const settlement = settlementFor(store)
+    const urn = await funded(store, 1000)
+    const now = Date.now()
+    const at = (ms: number): string => new Date(now - ms).toISOString()
+    const fresh = { ...(line('H1', urn, 'fee', 'H1', '10') as object), postedAt: at(POSTING_HORIZON_MS - 60_000) }
+    const old = { ...(line('H2', urn, 'refund', 'H2', '500') as object), postedAt: at(POSTING_HORIZON_MS) }
+    t.equal(POSTING_HORIZON_MS, 44 * 86_400_000, 'a day within the 45 days a posting\'s record is kept')
+    const r = await importStatement({ store, settlement, file: await file([head('S-old'), fresh, old]), clock: () => now })
+    t.equal(r.ok, false)
+    if (r.ok) return
+    t.same(r.errors.map((e) => e.line), [3], 'the old line named')
+    t.match(r.errors[0]?.error, /44 days ago or more.*kept 45 days.*applied and forgotten/)
+    t.equal(await available(store, urn), 1000, 'nothing applied')
+    t.equal(await settlement.getStatement('S-old'), null)
+    const ok = await importStatement({ store, settlement, file: await file([head('S-fresh'), fresh]), clock: () => now })
+    t.equal(ok.ok, true, 'a line just inside the horizon is imported')
+    t.equal(await available(store, urn), 990)
   })
 
   t.test(`${name}: imported twice, overlapping, stopped part way: each posting applied once`, async (t) => {
@@ -97,14 +122,14 @@ t.test('a CSV through a named map: columns, type words, decimal amounts', async 
     currency: '356'
   }
   const path = join(dir, 'bank.csv')
-  await writeFile(path, `Txn ID;Kind;Ref;Account;Amount;Posted\nX1;CHARGE;M1;${urn};12.50;2026-11-20T09:00:00Z\nX2;CREDIT;M2;${urn};"3";2026-11-20T11:00:00Z\n`)
+  await writeFile(path, `Txn ID;Kind;Ref;Account;Amount;Posted\nX1;CHARGE;M1;${urn};12.50;${DAY}T09:00:00Z\nX2;CREDIT;M2;${urn};"3";${DAY}T11:00:00Z\n`)
   const r = await importStatement({ store, settlement, file: path, map, header: { id: 'bank-20261120' } })
   t.equal(r.ok, true)
   if (!r.ok) return
-  t.equal(r.report.from, '2026-11-20T09:00:00Z')
+  t.equal(r.report.from, `${DAY}T09:00:00Z`)
   t.equal(r.report.complete, false)
   t.equal(await available(store, urn), 10_000 - 1250 + 300)
-  await writeFile(path, `Txn ID;Kind;Ref;Account;Amount;Posted\nX3;CHARGE;M1;${urn};12.505;2026-11-20T09:00:00Z\nX4;REFUND;M2;${urn};3;2026-11-20T11:00:00Z\n`)
+  await writeFile(path, `Txn ID;Kind;Ref;Account;Amount;Posted\nX3;CHARGE;M1;${urn};12.505;${DAY}T09:00:00Z\nX4;REFUND;M2;${urn};3;${DAY}T11:00:00Z\n`)
   const bad = await importStatement({ store, settlement, file: path, map, header: { id: 'bank-2' } })
   t.same(bad.ok ? [] : bad.errors.map((e) => e.line), [2, 3])
 })

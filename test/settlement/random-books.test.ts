@@ -12,6 +12,9 @@ import type { Posting, PostingType } from '../../src/settlement/types.js'
 import { sharedRedisStore } from '../helpers/redis.js'
 import { authInput, urnFor } from '../store/contract.js'
 
+/** yesterday (UTC): statements are imported within days of their postings (POSTING_HORIZON_MS) */
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+
 const SEEDS = process.env.SEED !== undefined ? [Number(process.env.SEED)] : [1, 2, randomInt(2 ** 31)]
 const OPS = 300
 
@@ -158,7 +161,7 @@ for (const [name, make] of stores) {
             const urn = known ? books.decisions.get(ref)!.urn : urns[r(urns.length)] as string
             const base = known ? Math.max(1, books.decisions.get(ref)!.holdLeft) : 500
             const amount = r(3) === 0 ? base : 1 + r(base * 2)
-            p = { platformId: `P${seed}-${i}`, type, reference: ref, urn, last4: '4321', amount, currency: '356', postedAt: '2026-11-20T10:00:00Z' }
+            p = { platformId: `P${seed}-${i}`, type, reference: ref, urn, last4: '4321', amount, currency: '356', postedAt: `${DAY}T10:00:00Z` }
             lines.push(p)
           }
           const res = await s.applyPosting(p, `S${i % 7}`, null)

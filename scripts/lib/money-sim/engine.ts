@@ -355,7 +355,7 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     await sut.close()
     if (standInDir !== null) rmSync(standInDir, { recursive: true, force: true })
   }
-  if (platform !== null) Object.assign(counts.ops, { statements: platform.counts.statements, 'statement-lines': platform.counts.lines, 'statement-reimports': platform.counts.reimports, 'statement-interrupted': platform.counts.interrupted, 'statement-overlap-lines': platform.counts.duplicateLines })
+  if (platform !== null) Object.assign(counts.ops, { statements: platform.counts.statements, 'statement-lines': platform.counts.lines, 'statement-reimports': platform.counts.reimports, 'statement-interrupted': platform.counts.interrupted, 'statement-overlap-lines': platform.counts.duplicateLines, 'statement-refused-too-old': platform.counts.refusedTooOld })
   return { seed: opts.seed, store: opts.store, stepsRun, counts, reconcile: checkEnv.reconcile.size, earlierRecords: earlier.length, eventsFolded: fold.events, standIn: sim.standIn?.figures ?? null, violations, elapsedMs: Date.now() - started, trace: sim.trace }
 }
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { seededRandom } from '../../../src/sim/prng.js'
 import { importStatement } from '../../../src/settlement/import.js'
-import { POSTING_RETENTION_MS, type Posting, type PostingType, type SettlementStore } from '../../../src/settlement/types.js'
+import { POSTING_HORIZON_MS, POSTING_RETENTION_MS, type Posting, type PostingType, type SettlementStore } from '../../../src/settlement/types.js'
 import type { Store } from '../../../src/store/types.js'
 import { refKey, type SimContext } from './context.js'
 import type { ModelDecision } from './model.js'
@@ -30,7 +30,7 @@ export class SimPlatform {
   private readonly dir = mkdtempSync(join(tmpdir(), 'extauth-sim-statements-'))
   /** its own draws, so that a run's operations are the same seed for seed as without statements */
   private readonly rnd: () => number
-  readonly counts = { statements: 0, lines: 0, reimports: 0, interrupted: 0, duplicateLines: 0 }
+  readonly counts = { statements: 0, lines: 0, reimports: 0, interrupted: 0, duplicateLines: 0, refusedTooOld: 0 }
 
   constructor (seed: number) {
     this.rnd = seededRandom(seed ^ 0x5eed5)
@@ -112,6 +112,21 @@ export class SimPlatform {
     writeFileSync(file, [header, ...st.lines].map((l) => JSON.stringify(l)).join('\n') + '\n')
     this.counts.statements++
     this.counts.lines += st.lines.length
+    // a line posted longer ago than the record of an applied posting is surely kept (an overlapping statement
+    // carries an earlier one's lines, and a re-import brings them back later still): the whole file is refused,
+    // naming each such line, and nothing changes (it may have been applied and forgotten)
+    const now = sim.clock.now()
+    const old = st.lines.flatMap((l, i) => (now - Date.parse(l.postedAt) >= POSTING_HORIZON_MS ? [i + 2] : []))
+    if (old.length > 0) {
+      const r = await importStatement({ store, settlement, file, clock: sim.clock.now })
+      this.counts.refusedTooOld++
+      const named = r.ok ? [] : r.errors.filter((e) => /days ago or more/.test(e.error)).map((e) => e.line)
+      if (r.ok || JSON.stringify(named) !== JSON.stringify(old)) {
+        sim.violation('books-agree', `statement ${st.id} with lines ${old.join(', ')} posted past the horizon: ${r.ok ? 'imported' : `refused naming lines ${named.join(', ')}`}`)
+      }
+      await booksAgree(sim, store, new Set(st.lines.map((l) => l.urn)))
+      return
+    }
     if (cut) {
       // a fault after a few postings applied (the process or the store gone mid-import); the second import finishes
       let n = 1 + Math.floor(this.rnd() * CUT_AFTER_MAX)
