@@ -67,7 +67,8 @@ export function queueStandInUnconfirmed (settlement: SettlementStore): (u: Repla
       amount: u.debit,
       accept: { action: 'debit', amount: u.debit },
       detail: `a stand-in approval of ${u.debit} made at ${new Date(u.atMs).toISOString()} was still owed to the store when the store may have ` +
-        'forgotten an earlier replay of it (DECISION_RETENTION_DAYS): not replayed; check the customer\'s balance for it, then accept (debit it) or write it off'
+        'forgotten an earlier replay of it (DECISION_RETENTION_DAYS): not replayed. Look for its debit: a decision.created event with standIn true, ' +
+        'or a statement line of the reference (a force_post debited it); found, write it off; not found, accept debits it'
     })
   }
 }

@@ -18,12 +18,14 @@ import type { NegativeBalance, NegativeBalanceHook, NegativeBalanceQueue, Unconf
 import { DECISION_RETENTION_MS_MIN } from '../store/types.js'
 
 /**
- * How long the store surely remembers a replayed approval's decision (DECISION_RETENTION_DAYS is never less;
- * it keeps it that long after the replay, which comes after the approval). An entry older than this is not
- * replayed: an earlier replay whose answer was lost, or an earlier process's, may have been debited and
- * forgotten since, and a replay now would debit it again. It goes to the exception queue (standin_unconfirmed).
+ * How long the store surely remembers a replayed approval's decision: DECISION_RETENTION_DAYS is never less
+ * than 7 and runs from the replay, which comes after the approval; a day less, for instances' clocks apart, a
+ * replay sent just before the horizon and landing after it, and an earlier decision of the reference the
+ * platform repeated into stand-in. An entry older than this is not replayed: an earlier replay whose answer was
+ * lost, or an earlier process's, may have been debited and forgotten since, and a replay now would debit it
+ * again. It goes to the exception queue (standin_unconfirmed).
  */
-export const STANDIN_REPLAY_HORIZON_MS = DECISION_RETENTION_MS_MIN
+export const STANDIN_REPLAY_HORIZON_MS = DECISION_RETENTION_MS_MIN - 24 * 3600_000
 
 /** What a stand-in decision came to: 00, the rule's decline, or 05 for the policy check or cap named. */
 export interface StandInResult {

@@ -224,7 +224,7 @@ for (const kind of ['memory', 'redis'] as const) {
     const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
     const { sharedRedisStore } = await import('../helpers/redis.js')
     const { until } = await import('../helpers/wait.js')
-    t.equal(STANDIN_REPLAY_HORIZON_MS, 7 * 24 * 3600_000, 'the horizon: the least DECISION_RETENTION_DAYS allows')
+    t.equal(STANDIN_REPLAY_HORIZON_MS, 6 * 24 * 3600_000, 'the horizon: a day within the least DECISION_RETENTION_DAYS allows')
     let now = Date.now()
     // decisions kept 300 ms: what 7 days are in production, so the store forgets while the test waits
     const retentionMs = 300

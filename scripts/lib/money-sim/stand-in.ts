@@ -12,6 +12,8 @@
 import { FileStandInJournal, type Adopted, type EntryName, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
 import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
 import { DECISION_RETENTION_MS_MIN } from '../../../src/store/types.js'
+
+const DAY_MS = 24 * 3_600_000
 import type { ProcessHandle, SimContext } from './context.js'
 
 /**
@@ -193,14 +195,14 @@ export class StandInBooks {
 
   /**
    * The instance handed an approval to the exception queue instead of replaying it (standin_unconfirmed): only
-   * one the platform was answered at least DECISION_RETENTION_DAYS' minimum ago may be; not debited by the
+   * one the platform was answered at least DECISION_RETENTION_DAYS' minimum less a day ago may be; not debited by the
    * replay, it is left to an operator.
    */
   unconfirmed (sim: SimContext, key: string): void {
     this.figures.unconfirmed++
     const at = this.approvedAt.get(key)
     const age = at === undefined ? null : sim.clock.now() - at
-    if (age !== null && age < DECISION_RETENTION_MS_MIN) {
+    if (age !== null && age < DECISION_RETENTION_MS_MIN - DAY_MS) {
       sim.violation('standin-replayed-once', `${key}: handed to an operator unreplayed ${age} ms after its stand-in 00, within the store's memory of a decision`)
     }
     if (this.owed.delete(key)) this.exceptions.add(key)
