@@ -9,6 +9,7 @@
 //   DECISION_DEADLINE_MS (2000); FLOOR_SEED_RUN_ID, FLOOR_SEED_URNS, FLOOR_SEED_CREDIT: the bench's customers,
 //   created at start (each ACTIVE with card 4321 ACTIVE)
 import { Redis } from 'ioredis'
+import { WriteCoalescer } from '../src/store/coalesce-writes.js'
 import { pino } from 'pino'
 import { Counter, Histogram, Registry } from 'prom-client'
 import { answerFor } from '../src/http/answer.js'
@@ -57,6 +58,8 @@ return {code, '0'}
 interface Decide { floorDecide: (customer: string, cards: string, decision: string, last4: string, debit: string, deadlineAtMs: string, ttlS: string) => Promise<[string, string]> }
 const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true })
 redis.defineCommand('floorDecide', { numberOfKeys: 3, lua: DECIDE_LUA })
+/** a turn's commands in one write, as extauth sends them (src/store/coalesce-writes.ts): a floor without it would flatter extauth */
+const coalescer = new WriteCoalescer()
 const store = redis as unknown as Decide
 
 // stdout through a buffered asynchronous writer, as extauth's logger
@@ -80,6 +83,7 @@ const app = floorApp(async (request, reply) => {
   }
   const timer = setTimeout(() => { if (!answered) finish('05', false) }, deadlineMs)
   const k = floorKeys(body.urn)
+  coalescer.before(redis)
   store.floorDecide(k.customer, k.cards, k.decision(body.transactionReferenceNumber), body.last4Digits, body.transactionAmount, String(deadlineAtMs), String(RECORD_TTL_S))
     .then(([code, replayed]) => {
       clearTimeout(timer)

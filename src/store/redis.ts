@@ -18,6 +18,7 @@ import {
 import { MAX_BALANCE, assertAmount, controlHitOf } from './record.js'
 import { dailyTails, decodeRecord, eventOwnPart, headOwnPart, limitTails, recordRest } from './record-format.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY, fcallRefused, loadFunctionLibrary } from './functions.js'
+import { WriteCoalescer } from './coalesce-writes.js'
 
 type Client = Redis | Cluster
 
@@ -190,6 +191,8 @@ export class RedisStore implements Store {
   private readonly abandonWaitMs: number
   private readonly compact: boolean
   /** authorize through FCALL: null until the library is loaded, false where Redis will not (EVALSHA) */
+  /** the authorize commands of one turn of the event loop in one write (coalesce-writes.ts) */
+  private readonly coalescer = new WriteCoalescer()
   private functions: boolean | null
   /** the library's load under way, if one is */
   private loading: Promise<void> | null = null
@@ -264,6 +267,7 @@ export class RedisStore implements Store {
    * means nothing ran: the script goes with EVALSHA, from then on.
    */
   private async authorizeCall (args: string[]): Promise<unknown> {
+    this.coalescer.before(this.client)
     if (this.functions !== false) {
       try {
         return await this.client.sendCommand(fcallCommand(args))

@@ -182,8 +182,8 @@ end
 -- a hold the index still has for this member is one whose decision is gone (else this were a replay): it is
 -- released as expiry releases such a hold (EXPIRE_LUA), before the new decision may take its member
 local holdMember = string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3])
-local staleAmt = tonumber(redis.call('HGET', KEYS[4] .. ':ha', holdMember) or '0')
 if redis.call('ZSCORE', KEYS[4] .. ':h', holdMember) then
+  local staleAmt = tonumber(redis.call('HGET', KEYS[4] .. ':ha', holdMember) or '0')
   if staleAmt > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
     redis.call('HINCRBY', KEYS[1], 'held', -staleAmt)
     local back = redis.call('HINCRBY', KEYS[1], 'available', staleAmt)
