@@ -61,3 +61,22 @@ t.test('the store: concurrent decisions of one turn go in one write, each decide
   t.same(results.map((r) => r.code), Array(8).fill('00'))
   t.same(writes, [8], 'eight authorize commands, one write')
 })
+
+t.test('a Cluster: each master\'s commands of one turn in one write, each answered', async (t) => {
+  const { startCluster } = await import('../helpers/cluster.js')
+  const { Cluster } = await import('ioredis')
+  const nodes = await startCluster(t)
+  const cluster = new Cluster(nodes)
+  t.teardown(() => { cluster.disconnect() })
+  // every master connected and ready
+  await Promise.all(Array.from({ length: 30 }, async (_, i) => await cluster.set(`cw{${i}}`, '1')))
+  const masters = cluster.nodes('master')
+  t.equal(masters.length, 3)
+  const writes = masters.map((m) => countWrites((m as unknown as { stream: Socket }).stream))
+  const c = new WriteCoalescer()
+  const keys = Array.from({ length: 30 }, (_, i) => `cw{${i}}`)
+  const sent = keys.map((k) => { c.before(cluster); return cluster.incr(k) })
+  t.same(await Promise.all(sent), Array(30).fill(2), 'every answer')
+  t.same(writes.map((w) => w.length), [1, 1, 1], 'one write to each master')
+  t.equal(writes.reduce((n, w) => n + (w[0] ?? 0), 0), 30, 'the thirty commands among them')
+})
