@@ -15,7 +15,7 @@ export interface StandInRoutesOptions {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 
-function forcedView (f: Forced | null): Record<string, unknown> | null {
+export function forcedView (f: Forced | null): Record<string, unknown> | null {
   return f === null ? null : { on: f.on, reason: f.reason, at: iso(f.atMs), keyId: f.keyId }
 }
 
@@ -49,7 +49,7 @@ const statusAnswer = {
     decisions: { type: 'object', description: 'this outage\'s stand-in decisions on this instance: approved, declined, byCode' },
     amount: { type: 'string', description: 'this outage\'s approved amount on this instance, minor units' },
     replayBacklog: { type: 'object', description: '{count, amount}: approvals not yet replayed into the store' },
-    replayed: { type: 'object', description: 'replays since start, by outcome (applied, existing, existing_decline, conflict, unknown_urn)' },
+    replayed: { type: 'object', description: 'replays since start, by outcome (applied, existing, existing_decline, conflict, unknown_urn, unconfirmed)' },
     caps: { type: 'object', description: 'the policy\'s caps per card and per instance' }
   }
 }

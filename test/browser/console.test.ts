@@ -1,7 +1,7 @@
 // The operator console in a real browser, as a person uses it: sign in with the keyboard, find a decision
 // made through the live endpoint and read why, reverse it with a reason and see the balance and the audit
 // entry, change a card control and see the next decision follow it, resolve a reconciliation exception and see
-// it leave the open queue; a read key sees no action and its forged
+// it leave the open queue, force stand-in on with a reason and see the instance's state; a read key sees no action and its forged
 // POST is refused; hostile text shows as text and runs nothing; a cross-site POST is refused; the session
 // ends after the inactivity period; axe-core finds no serious or critical violation on any page.
 // UPDATE_SCREENSHOTS=1 writes the screenshots of docs/operations/console.md.
@@ -16,6 +16,8 @@ import { consoleFixture, KEYS, LAST4, URN, XSS, type Fixture } from '../console/
 import { REPO_ROOT } from '../helpers/server-process.js'
 import { launch, missingBrowser } from './browser.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
+import { keysFile } from '../helpers/admin-keys.js'
+import { policyFile } from '../standin/helpers.js'
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/operations/console') : null
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
@@ -231,6 +233,31 @@ async function main (): Promise<void> {
     await page.waitForURL(/\/audit/)
     const row = page.getByRole('row', { name: /posted without authorization, refunded/ })
     t.match(await row.textContent(), `${KEYS.agent.id}POST /admin/console/queues/reconciliation/:id/resolve`)
+  })
+
+  t.test('an on-call operator forces stand-in on from the queues page, with a reason, and sees it', async (t) => {
+    const operator = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] }
+    const keys = keysFile(t, [...Object.values(KEYS), operator])
+    const f = await consoleFixture(t, { env: { STANDIN_POLICY_FILE: policyFile(t), ADMIN_KEYS_FILE: keys.path } })
+    const { admin } = await listen(f)
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    t.teardown(async () => { await ctx.close() })
+    const page = await ctx.newPage()
+    await signIn(page, admin, operator.key)
+    await page.getByRole('link', { name: 'Queues' }).click()
+    await page.waitForURL(/\/queues$/)
+    const section = page.locator('#standin')
+    t.match(await section.textContent(), 'Standby: deciding with the store.')
+    const form = page.getByRole('form', { name: 'Force stand-in on this instance' })
+    await form.getByLabel('Force on this instance').selectOption('on')
+    await form.getByLabel('Reason (kept in the audit trail)').fill('Redis primary under maintenance CHG-1234')
+    await form.getByRole('button', { name: 'Apply' }).click()
+    await page.waitForSelector('.flash.ok')
+    t.match(await page.textContent('.flash.ok'), 'Stand-in forced on on this instance')
+    t.match(await section.textContent(), 'Active: the store cannot be reached (or stand-in is forced on)')
+    t.match(await section.textContent(), `on by ${operator.id}`)
+    t.equal(f.deps.standIn?.forcedOn, true, 'the instance decides in stand-in')
+    t.same(await axeFindings(page), [], 'queues with the stand-in form: nothing serious')
   })
 
   t.test('a read key sees no action, and a forged POST from its session is refused', async (t) => {
