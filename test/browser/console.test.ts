@@ -16,7 +16,7 @@ import { consoleFixture, KEYS, LAST4, URN, XSS, type Fixture } from '../console/
 import { REPO_ROOT } from '../helpers/server-process.js'
 import { launch, missingBrowser } from './browser.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
-import { keysFile } from '../helpers/admin-keys.js'
+import { keysFile, type KeySpec } from '../helpers/admin-keys.js'
 import { policyFile } from '../standin/helpers.js'
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/operations/console') : null
@@ -236,7 +236,7 @@ async function main (): Promise<void> {
   })
 
   t.test('an on-call operator forces stand-in on from the queues page, with a reason, and sees it', async (t) => {
-    const operator = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] }
+    const operator = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] } satisfies KeySpec
     const keys = keysFile(t, [...Object.values(KEYS), operator])
     const f = await consoleFixture(t, { env: { STANDIN_POLICY_FILE: policyFile(t), ADMIN_KEYS_FILE: keys.path } })
     const { admin } = await listen(f)

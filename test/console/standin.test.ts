@@ -5,13 +5,13 @@
 import t from 'tap'
 import { CONSOLE, ConsoleClient, textOf } from './client.js'
 import { KEYS, consoleFixture } from './fixture.js'
-import { keysFile } from '../helpers/admin-keys.js'
+import { keysFile, type KeySpec } from '../helpers/admin-keys.js'
 import { policyFile } from '../standin/helpers.js'
 import type { MemoryStore } from '../../src/store/memory.js'
 
 const queues = `${CONSOLE}/queues`
 const force = `${CONSOLE}/queues/standin/force`
-const OPERATOR = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] }
+const OPERATOR = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] } satisfies KeySpec
 
 t.test('an operator forces stand-in on and ends it, with a reason; a reader cannot', async (t) => {
   const keys = keysFile(t, [...Object.values(KEYS), OPERATOR])
