@@ -5,7 +5,7 @@
 // - standin_unconfirmed: an approval still owed when the store may have forgotten an earlier replay of it (older
 //   than the decisions' retention): not replayed, as it may have been debited already; `accept` debits it.
 import { part } from '../store/keys.js'
-import type { SettlementStore } from './types.js'
+import type { NewException, SettlementStore } from './types.js'
 
 /** what the stand-in replay knows of it (structurally src/standin/negative-balance.ts's NegativeBalance) */
 export interface ReplayBelowZero {
@@ -35,17 +35,18 @@ export interface ReplayUnconfirmed {
   atMs: number
 }
 
+/** what both exceptions carry of the approval, beside their own kind, key, amount, accept and detail */
+async function openStandInException (settlement: SettlementStore, r: { urn: string, reference: string, last4: string },
+  x: Pick<NewException, 'kind' | 'key' | 'amount' | 'accept' | 'detail'>): Promise<void> {
+  await settlement.openException({ ...x, urn: r.urn, reference: r.reference, last4: r.last4, postingType: '', outcome: 'standin_replay' })
+}
+
 /** the queue's side of the stand-in's hook: rejects when the store did not take it (the replay hands it over again) */
 export function queueStandInNegativeBalance (settlement: SettlementStore): (nb: ReplayBelowZero) => Promise<void> {
   return async (nb) => {
-    await settlement.openException({
+    await openStandInException(settlement, nb, {
       kind: 'negative_balance',
       key: standInExceptionKey(nb.urn, nb.reference),
-      urn: nb.urn,
-      reference: nb.reference,
-      last4: nb.last4,
-      postingType: '',
-      outcome: 'standin_replay',
       amount: -nb.available,
       accept: { action: 'none', amount: 0 },
       detail: `available below zero after a stand-in approval of ${nb.debit} was replayed`
@@ -56,14 +57,9 @@ export function queueStandInNegativeBalance (settlement: SettlementStore): (nb: 
 /** the queue's side of the stand-in's unconfirmed hook: rejects when the store did not take it */
 export function queueStandInUnconfirmed (settlement: SettlementStore): (u: ReplayUnconfirmed) => Promise<void> {
   return async (u) => {
-    await settlement.openException({
+    await openStandInException(settlement, u, {
       kind: 'standin_unconfirmed',
       key: unconfirmedExceptionKey(u.urn, u.reference),
-      urn: u.urn,
-      reference: u.reference,
-      last4: u.last4,
-      postingType: '',
-      outcome: 'standin_replay',
       amount: u.debit,
       accept: { action: 'debit', amount: u.debit },
       detail: `a stand-in approval of ${u.debit} made at ${new Date(u.atMs).toISOString()} was still owed to the store when the store may have ` +

@@ -397,17 +397,8 @@ export class StandIn {
   /** Hands a replay's negative balance to the exception queue; false (the entry stays owed) when it failed. */
   private async queueOwed (p: Pending): Promise<boolean> {
     const nb = p.owed
-    if (nb === undefined || this.opts.queueNegativeBalance === undefined) return true
-    try {
-      await this.opts.queueNegativeBalance(nb)
-      return true
-    } catch (err) {
-      // the stand-in's state is not changed: decisions find out for themselves whether the store answers, and
-      // the next replay pass hands it over again
-      this.opts.log.warn({ urn: nb.urn, reference: nb.reference, err: (err as Error).message }, 'stand-in replay: negative_balance exception not queued; trying again')
-      this.gauges()
-      return false
-    }
+    const queue = this.opts.queueNegativeBalance
+    return await this.handOver(p, 'negative_balance', nb === undefined || queue === undefined ? undefined : async () => { await queue(nb) })
   }
 
   /**
@@ -423,12 +414,25 @@ export class StandIn {
       this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount), approvedAt: new Date(atMs).toISOString() },
         'stand-in replay: approval older than the store surely keeps a decision; not replayed (it may have been debited already): standin_unconfirmed exception')
     }
-    if (this.opts.queueUnconfirmed === undefined) return true
+    const queue = this.opts.queueUnconfirmed
+    const send = queue === undefined ? undefined : async (): Promise<void> => { await queue({ urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, atMs }) }
+    return await this.handOver(p, 'standin_unconfirmed', send)
+  }
+
+  /**
+   * Hands the entry's exception to the queue (nothing to hand: done); false when the queue failed: the entry is
+   * not done, and the next replay pass hands it over again. The stand-in's state is not changed: decisions find
+   * out for themselves whether the store answers.
+   */
+  private async handOver (p: Pending, kind: string, send: (() => Promise<void>) | undefined): Promise<boolean> {
+    if (send === undefined) return true
     try {
-      await this.opts.queueUnconfirmed({ urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, atMs })
+      await send()
       return true
     } catch (err) {
-      this.opts.log.warn({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in replay: standin_unconfirmed exception not queued; trying again')
+      const { urn, reference } = p.entry.input
+      this.opts.log.warn({ urn, reference, err: (err as Error).message }, `stand-in replay: ${kind} exception not queued; trying again`)
+      this.gauges()
       return false
     }
   }
