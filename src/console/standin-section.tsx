@@ -9,8 +9,8 @@ import { BASE, Csrf, ReasonField, isoOf, type Viewer } from './html.js'
 import { minor } from './words.js'
 import { oneOf, reasonOf } from './forms.js'
 import { actionFailure } from './actions.js'
-import { auditAfterChange, auditContext } from '../http/admin-auth.js'
-import { forcedView } from '../http/standin-routes.js'
+import { auditContext } from '../http/admin-auth.js'
+import { forceStandIn } from '../http/standin-routes.js'
 
 const STATE_WORDS = {
   standby: 'Standby: deciding with the store.',
@@ -69,10 +69,7 @@ export function standInSection (standIn: StandIn): QueueSection {
           const reason = reasonOf(request.body)
           const force = oneOf(request.body, 'force', FORCES)
           const on = force === 'on' ? true : force === 'off' ? false : null
-          const { before, after } = standIn.force(on, reason, request.adminKey?.id ?? null)
-          request.log.warn({ forced: on, reason, keyId: request.adminKey?.id }, on === null ? 'stand-in forcing ended' : `stand-in forced ${on ? 'on' : 'off'}`)
-          // as the admin API's: not one store script (the store may be the reason), a record it cannot take is logged whole
-          await auditAfterChange(opts.store, request, { outcome: 'done', before: { forced: forcedView(before) }, after: { forced: forcedView(after) } }, { ...auditContext(request, { force }), reason })
+          await forceStandIn(standIn, opts.store, request, on, reason, { ...auditContext(request, { force }), reason })
           request.session.set('flash', { kind: 'ok', text: FORCED_WORDS[force] })
         } catch (err) {
           request.session.set('flash', actionFailure(err, request))

@@ -1,7 +1,8 @@
 // GET and POST /admin/v1/standin (docs/operations/standin.md): this instance's stand-in state, and forcing it
 // on or off with a reason (scope `standin`, audited). Without STANDIN_POLICY_FILE the state says so and a
 // force is refused NOT_CONFIGURED.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { AuditContext } from '../domain/audit.js'
 import { apiError } from '../errors.js'
 import { auditAfterChange } from './admin-auth.js'
 import { TAGS } from './openapi.js'
@@ -15,8 +16,19 @@ export interface StandInRoutesOptions {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 
-export function forcedView (f: Forced | null): Record<string, unknown> | null {
+function forcedView (f: Forced | null): Record<string, unknown> | null {
   return f === null ? null : { on: f.on, reason: f.reason, at: iso(f.atMs), keyId: f.keyId }
+}
+
+/**
+ * Forces stand-in on this instance (null: ends the forcing), logged and audited (key, before and after; `ctx`:
+ * the audit context, the console's with its reason). The admin API's route and the console's form both.
+ */
+export async function forceStandIn (standIn: StandIn, store: Store, request: FastifyRequest, on: boolean | null, reason: string, ctx?: AuditContext): Promise<void> {
+  const { before, after } = standIn.force(on, reason, request.adminKey?.id ?? null)
+  request.log.warn({ forced: on, reason, keyId: request.adminKey?.id }, on === null ? 'stand-in forcing ended' : `stand-in forced ${on ? 'on' : 'off'}`)
+  // not one store script (and the store may be the reason): a record the store cannot take is logged whole
+  await auditAfterChange(store, request, { outcome: 'done', before: { forced: forcedView(before) }, after: { forced: forcedView(after) } }, ctx)
 }
 
 /** The answer of both routes. */
@@ -86,10 +98,7 @@ export async function standInRoutes (app: FastifyInstance, opts: StandInRoutesOp
   }, async (request) => {
     if (standIn === undefined) throw apiError('NOT_CONFIGURED', 'stand-in is not configured on this instance (STANDIN_POLICY_FILE)')
     const { on, reason } = request.body
-    const { before, after } = standIn.force(on, reason, request.adminKey?.id ?? null)
-    request.log.warn({ forced: on, reason, keyId: request.adminKey?.id }, on === null ? 'stand-in forcing ended' : `stand-in forced ${on ? 'on' : 'off'}`)
-    // not one store script (and the store may be the reason): a record the store cannot take is logged whole
-    await auditAfterChange(opts.store, request, { outcome: 'done', before: { forced: forcedView(before) }, after: { forced: forcedView(after) } })
+    await forceStandIn(standIn, opts.store, request, on, reason)
     return statusView(standIn.status(), standIn)
   })
 }
