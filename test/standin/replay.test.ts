@@ -5,15 +5,20 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { MemoryStore } from '../../src/store/memory.js'
-import { ERR_STORE_OUTCOME_UNKNOWN } from '../../src/errors.js'
+import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN } from '../../src/errors.js'
 import { createLogger } from '../../src/logger.js'
-import { StandIn, type StandInAbort } from '../../src/standin/stand-in.js'
+import { STANDIN_REPLAY_HORIZON_MS, StandIn, type StandInAbort } from '../../src/standin/stand-in.js'
 import { FileStandInJournal, MemoryStandInJournal, type StandInJournal } from '../../src/standin/journal.js'
 import { standInMetrics } from '../../src/standin/metrics.js'
 import { parsePolicy } from '../../src/standin/policy.js'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import { authInput } from '../store/contract.js'
-import { POLICY, tempDir } from './helpers.js'
+import { POLICY, switchedStore, tempDir } from './helpers.js'
+import { settlementFor } from '../../src/settlement/for-store.js'
+import { queueStandInNegativeBalance, queueStandInUnconfirmed } from '../../src/settlement/standin-exception.js'
+import { resolveException } from '../../src/settlement/resolve.js'
+import { sharedRedisStore } from '../helpers/redis.js'
+import { until } from '../helpers/wait.js'
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 
@@ -112,8 +117,6 @@ t.test('a process killed mid-replay: the next one adopts its journal and each re
 })
 
 t.test('a process restarted mid-replay of an outage that is not over keeps the caps its replayed approvals used', async (t) => {
-  const { switchedStore } = await import('./helpers.js')
-  const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
   const dir = tempDir(t)
   const inner = new MemoryStore()
   await inner.putCustomer('UR1', {})
@@ -163,13 +166,12 @@ t.test('a process restarted mid-replay of an outage that is not over keeps the c
 })
 
 t.test('an idle instance leaves stand-in once the store answers a ping, without a decision', async (t) => {
-  const { switchedStore } = await import('./helpers.js')
   const sw = switchedStore(new MemoryStore())
   const s = new StandIn({ policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store: sw.store, log, metrics: standInMetrics(new Registry()), replayEveryMs: 10 })
   t.teardown(async () => { await s.stop() })
   s.start()
   sw.set('down')
-  t.ok(s.takes(new (await import('../../src/errors.js')).ERR_STORE_NOT_DONE('redis is reconnecting')))
+  t.ok(s.takes(new ERR_STORE_NOT_DONE('redis is reconnecting')))
   t.equal(s.status().state, 'active')
   sw.set('up')
   for (let i = 0; i < 500 && s.status().state !== 'standby'; i++) await new Promise((resolve) => setTimeout(resolve, 10))
@@ -179,10 +181,6 @@ t.test('an idle instance leaves stand-in once the store answers a ping, without 
 
 for (const kind of ['memory', 'redis'] as const) {
   t.test(`a replay below zero opens one negative_balance exception in the settlement's queue, also when the queue failed the first time (${kind})`, async (t) => {
-    const { settlementFor } = await import('../../src/settlement/for-store.js')
-    const { queueStandInNegativeBalance } = await import('../../src/settlement/standin-exception.js')
-    const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
-    const { sharedRedisStore } = await import('../helpers/redis.js')
     const store = kind === 'memory' ? new MemoryStore() : await sharedRedisStore(t)
     const settlement = settlementFor(store)
     const queue = queueStandInNegativeBalance(settlement)
@@ -217,13 +215,6 @@ for (const kind of ['memory', 'redis'] as const) {
 
 for (const kind of ['memory', 'redis'] as const) {
   t.test(`an approval still owed past the store's memory of a decision goes to the exception queue, never replayed again (${kind})`, async (t) => {
-    const { settlementFor } = await import('../../src/settlement/for-store.js')
-    const { queueStandInUnconfirmed } = await import('../../src/settlement/standin-exception.js')
-    const { resolveException } = await import('../../src/settlement/resolve.js')
-    const { STANDIN_REPLAY_HORIZON_MS } = await import('../../src/standin/stand-in.js')
-    const { ERR_STORE_NOT_DONE } = await import('../../src/errors.js')
-    const { sharedRedisStore } = await import('../helpers/redis.js')
-    const { until } = await import('../helpers/wait.js')
     t.equal(STANDIN_REPLAY_HORIZON_MS, 6 * 24 * 3600_000, 'the horizon: a day within the least DECISION_RETENTION_DAYS allows')
     let now = Date.now()
     // decisions kept 300 ms: what 7 days are in production, so the store forgets while the test waits
