@@ -6,10 +6,7 @@ import { join } from 'node:path'
 import { main } from '../../src/cli/main.js'
 import { sharedRedisStore, SHARED_REDIS_URL } from '../helpers/redis.js'
 import { authInput, funded } from '../store/contract.js'
-
-/** yesterday (UTC) and today: statements are imported within days of their postings (POSTING_HORIZON_MS) */
-const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
-const NEXT = new Date(Date.parse(DAY) + 86_400_000).toISOString().slice(0, 10)
+import { DAY, NEXT } from '../helpers/posting-day.js'
 
 const dir = await mkdtemp(join(tmpdir(), 'extauth-cli-statement-'))
 

@@ -6,10 +6,7 @@ import { build } from '../helpers/app.js'
 import { adminHeaders, authBody, platformHeaders } from '../helpers/config.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
 import type { ReconException } from '../../src/settlement/types.js'
-
-/** yesterday (UTC) and today: statements are imported within days of their postings (POSTING_HORIZON_MS) */
-const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
-const NEXT = new Date(Date.parse(DAY) + 86_400_000).toISOString().slice(0, 10)
+import { DAY, NEXT } from '../helpers/posting-day.js'
 
 const admin = { authorization: adminHeaders.authorization }
 

@@ -11,9 +11,7 @@ import { expireDue } from '../../src/settlement/expiry.js'
 import type { Posting, PostingType } from '../../src/settlement/types.js'
 import { sharedRedisStore } from '../helpers/redis.js'
 import { authInput, urnFor } from '../store/contract.js'
-
-/** yesterday (UTC): statements are imported within days of their postings (POSTING_HORIZON_MS) */
-const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+import { DAY } from '../helpers/posting-day.js'
 
 const SEEDS = process.env.SEED !== undefined ? [Number(process.env.SEED)] : [1, 2, randomInt(2 ** 31)]
 const OPS = 300
