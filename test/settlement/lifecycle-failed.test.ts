@@ -24,16 +24,24 @@ const log = createLogger('silent')
 const DUPLICATE = (): unknown => interpret({ kind: 'response', status: 200, json: { responseCode: '1054', responseMessage: 'DUPLICATE REQUEST' }, attempts: 1 }, parseTokenAnswer)
 const LOST = (): unknown => ({ kind: 'failed', reason: 'timeout', retryable: true, sent: true, attempts: 1, detail: 'UND_ERR_HEADERS_TIMEOUT' })
 
-/** a transfer of 400 from A (1000) to B whose first send's answer is lost and whose repeat meets 1054: FAILED, 400 held */
-async function failedTransfer (t: Test, store: Store): Promise<{ transfers: TransferService, req: Parameters<TransferService['transfer']>[0] }> {
+/**
+ * A transfer of 400 from A (1000) to B whose first send's answer is lost and whose repeat meets 1054, its
+ * lifecycle_failed exceptions opened in `settlement`; not yet called.
+ */
+async function lostThenDuplicate (store: Store, settlement: SettlementStore): Promise<{ transfers: TransferService, req: Parameters<TransferService['transfer']>[0] }> {
   await store.putCustomer('A', {})
   await store.putCustomer('B', {})
   await store.credit('A', 1000, 'seed')
   const answers = [LOST, DUPLICATE]
   let n = 0
   const prepaid = { sendTransfer: async () => (answers[n++] ?? DUPLICATE)(), readTransfer: async () => { throw new Error('not reached') } } as unknown as PrepaidAdapter
-  const transfers = new TransferService(store, prepaid, Date.now, 60_000, lifecycleFailedHook(settlementFor(store), log))
-  const req = { clientTxnId: 'T1', fromUrn: 'A', toUrn: 'B', fromAccountNumber: 'a', toAccountNumber: 'b', amount: 400 }
+  const transfers = new TransferService(store, prepaid, Date.now, 60_000, lifecycleFailedHook(settlement, log))
+  return { transfers, req: { clientTxnId: 'T1', fromUrn: 'A', toUrn: 'B', fromAccountNumber: 'a', toAccountNumber: 'b', amount: 400 } }
+}
+
+/** that transfer called twice: FAILED, 400 held */
+async function failedTransfer (t: Test, store: Store): Promise<{ transfers: TransferService, req: Parameters<TransferService['transfer']>[0] }> {
+  const { transfers, req } = await lostThenDuplicate(store, settlementFor(store))
   t.match(await transfers.transfer(req), { status: 'FAILED', retryable: true, held: true })
   t.match(await transfers.transfer(req), { status: 'FAILED', retryable: false, held: true, reconcile: String })
   return { transfers, req }
@@ -114,14 +122,7 @@ function suite (name: string, make: Make): void {
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
       }
     })
-    await store.putCustomer('A', {})
-    await store.putCustomer('B', {})
-    await store.credit('A', 1000, 'seed')
-    const answers = [LOST, DUPLICATE]
-    let n = 0
-    const prepaid = { sendTransfer: async () => (answers[n++] ?? DUPLICATE)(), readTransfer: async () => { throw new Error('not reached') } } as unknown as PrepaidAdapter
-    const transfers = new TransferService(store, prepaid, Date.now, 60_000, lifecycleFailedHook(flaky, log))
-    const req = { clientTxnId: 'T1', fromUrn: 'A', toUrn: 'B', fromAccountNumber: 'a', toAccountNumber: 'b', amount: 400 }
+    const { transfers, req } = await lostThenDuplicate(store, flaky)
     t.match(await transfers.transfer(req), { status: 'FAILED', retryable: true, held: true })
     await t.rejects(transfers.transfer(req), /store gone/, 'not queued: the call fails, it does not tell the client FAILED')
     t.equal((await real.listExceptions({ kind: 'lifecycle_failed', limit: 10 })).items.length, 0)
