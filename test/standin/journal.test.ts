@@ -147,7 +147,8 @@ function owedAfterRestart (dir: string, pid: number): string[] {
   try { return next.adopt().owed.map((e) => e.input.reference) } finally { next.close() }
 }
 
-t.test('a void while its add is being flushed, and the flush then fails: the approval owed before is kept', async (t) => {
+/** A journal with A flushed and B's add being flushed (held): B's flush is the test's to settle. */
+async function bHeldInFlush (t: Parameters<typeof tempDir>[0]): Promise<{ dir: string, pid: number, j: FileStandInJournal, flush: ReturnType<ReturnType<typeof heldIo>['hold']>, b: Promise<void> }> {
   const dir = tempDir(t)
   const pid = deadPid()
   const io = heldIo()
@@ -156,6 +157,11 @@ t.test('a void while its add is being flushed, and the flush then fails: the app
   const flush = io.hold()
   const b = j.append(entry('B', 2000, 2))
   await flush.entered
+  return { dir, pid, j, flush, b }
+}
+
+t.test('a void while its add is being flushed, and the flush then fails: the approval owed before is kept', async (t) => {
+  const { dir, pid, j, flush, b } = await bHeldInFlush(t)
   j.void(entry('B', 2000, 2))
   flush.settle(new Error('EIO'))
   await t.rejects(b, { message: 'EIO' })
@@ -201,14 +207,7 @@ t.test('a done and then a void of one entry (a replay and a deadline at once) cl
 })
 
 t.test('an append whose flush fails is answered 05 and never replayed, though its line was written', async (t) => {
-  const dir = tempDir(t)
-  const pid = deadPid()
-  const io = heldIo()
-  const j = new FileStandInJournal(dir, STORE, pid, io)
-  await j.append(entry('A', 1000, 1))
-  const flush = io.hold()
-  const b = j.append(entry('B', 2000, 2))
-  await flush.entered
+  const { dir, pid, j, flush, b } = await bHeldInFlush(t)
   flush.settle(new Error('EIO'))
   await t.rejects(b, { message: 'EIO' })
   j.close()
