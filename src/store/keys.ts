@@ -81,6 +81,8 @@ export class Keys {
    * (escaped, joined by ':') of its decisions in the bucket (see `refIndex` in lua/includes/common.lua)
    */
   refIndex (bucket: number, shard: number): string { return `${this.bucketStream(bucket)}:r:${shard}` }
+  /** the reference-index hash of the customer's bucket that holds the reference (see `refShard`) */
+  refIndexOf (urn: string, reference: string): string { return `${this.stream(urn)}:r:${refShard(part(reference))}` }
   /** the decision key of a journal index member */
   decisionOf (bucket: number, member: string): string { return `${this.prefix}{b${bucket}}:d:${member}` }
   /** which instance's relay sends the bucket's events now */
@@ -110,6 +112,16 @@ export const REF_INDEX_SHARDS = 16
 
 /** Which of a bucket's reference-index hashes holds an escaped reference; the same sum as `refIndex` in lua/includes/common.lua. */
 export function refShard (referencePart: string): number {
+  let h = 0
+  for (let i = 0; i < referencePart.length; i++) {
+    const c = referencePart.charCodeAt(i)
+    // past ASCII a character is more than one byte of UTF-8: the sum is over the bytes
+    if (c > 0x7f) return refShardOfBytes(referencePart)
+    h = (h * 31 + c) % 65521
+  }
+  return h % REF_INDEX_SHARDS
+}
+function refShardOfBytes (referencePart: string): number {
   let h = 0
   for (const b of Buffer.from(referencePart, 'utf8')) h = (h * 31 + b) % 65521
   return h % REF_INDEX_SHARDS

@@ -329,8 +329,8 @@ export class RedisStore implements Store {
     const deadlineAtMs = input.deadlineAtMs + this.clockOffsetMs
     const controls = input.controls?.defaults ?? []
     const args: string[] = [
-      String(4 + limitKeys.length + controlKeys.length),
-      k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys,
+      String(5 + limitKeys.length + controlKeys.length),
+      k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys, k.refIndexOf(urn, reference),
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.standIn === true ? 'standin' : input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,

@@ -28,6 +28,8 @@
   ARGV[21 .. 20+n] limit i: '<mode>|<measure>|<windowStartMs>|<retainMs>|<max>|<code>|<rule id>'
   Card controls (docs/api/card-controls.md), after the limits; with none nothing is checked or counted:
   KEYS[5+n] the card's own controls (hash `kind|field`)   KEYS[5+n+j] control j's daily total of the local day
+  KEYS[last] (after the controls' keys, or the limits' with none) the bucket's reference-index hash of the
+    reference (refIndexOf in src/store/keys.ts): the script need not sum the reference's bytes for it
   ARGV[21+n ..] control j: '<kind>|<default enabled 1|0>|<default perTransactionMax or empty>|<default dailyMax or empty>'
   Returns {code, reason, ruleId, replayed '0'|'1', available or '', {shadow limit rule ids}, control hit JSON or ''}
 ]]

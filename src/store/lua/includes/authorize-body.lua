@@ -288,7 +288,7 @@ local ttlS = ARGV[9]
 -- a hold's decision is kept past its expiry by the retention, so that a late clearing finds it (holdTtlMs)
 if held > 0 and ARGV[20] ~= '' then ttlS = fmt(tonumber(ARGV[9]) + math.max(0, math.ceil((tonumber(ARGV[20]) - nowMs) / 1000))) end
 redis.call('SET', KEYS[3], record, 'EX', ttlS)
-journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9])
+journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9], KEYS[#KEYS])
 local avail = ''
 if available then avail = fmt(available) end
 -- the decision.created event's data, the same fields as createdEvent's (the caller encoded reference, last4,

@@ -69,12 +69,15 @@ end
 -- The bucket's reference index: 16 hashes '<stream>:r:<shard>' of reference -> the urns (escaped, joined by
 -- ':') with a decision of that reference in the bucket; the shard is a sum over the reference's bytes (refShard
 -- in keys.ts). Lookup by reference alone reads one field per bucket. Same slot as the stream.
-local function refIndex (stream, member, add)
+-- key: that hash, when the caller named it (the authorize script's last key), else it is summed here.
+local function refIndex (stream, member, add, key)
   local sep = string.find(member, ':', 1, true)
   local urn, ref = string.sub(member, 1, sep - 1), string.sub(member, sep + 1)
-  local h = 0
-  for i = 1, #ref do h = (h * 31 + string.byte(ref, i)) % 65521 end
-  local key = stream .. ':r:' .. fmt(h % 16)
+  if not key then
+    local h = 0
+    for i = 1, #ref do h = (h * 31 + string.byte(ref, i)) % 65521 end
+    key = stream .. ':r:' .. fmt(h % 16)
+  end
   if add then
     -- one call in the usual case: the reference is new in the bucket
     if redis.call('HSETNX', key, ref, urn) == 1 then return end
@@ -95,7 +98,7 @@ end
 -- gone (expired): of the entries older than the retention, the oldest few are checked on the way, and a
 -- decision still kept (a longer ttl, for a limit's window) stops the trim until it expires. So an index never
 -- lacks a stored decision, and never holds one long after it expired. A key derived from the stream's, same slot.
-local function journal (stream, member, arrivedMs, keepS)
+local function journal (stream, member, arrivedMs, keepS, refKey)
   local key = stream .. ':j'
   local decisions = string.sub(stream, 1, -2) .. 'd:'
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', '(' .. fmt(arrivedMs - tonumber(keepS) * 1000), 'LIMIT', 0, 8)) do
@@ -104,7 +107,7 @@ local function journal (stream, member, arrivedMs, keepS)
     refIndex(stream, old, false)
   end
   redis.call('ZADD', key, arrivedMs, member)
-  refIndex(stream, member, true)
+  refIndex(stream, member, true, refKey)
 end
 local function storeNowMs ()
   local t = redis.call('TIME')
