@@ -4,7 +4,8 @@
 // figures are read from /proc: decisions/s, p50/p99, Node µs per decision of each instance, Redis µs per
 // decision of each shard, and the per-shard efficiency throughput(S) / (S × throughput(1)). Not a test.
 //   npm run bench:scale [-- --shards 4 --instances 6 --duration 10 --warmup 3 --rounds 2 --connections 32]
-//   npm run bench:scale -- --events [--relays 1]   # the same with a receiver: relay-only instances send the events
+//   npm run bench:scale -- --events [--relays 1]   # then S shards again with a receiver (relay-only instances send the
+//                                                  # events): saturated, and at half of the saturated throughput
 //   npm run bench:scale -- --json                  # one JSON document on stdout (progress on stderr)
 // Everything is its own: redis-servers on free loopback ports, extauth built as JavaScript (as production runs
 // it), all stopped at the end or on SIGINT/SIGTERM. Traffic stays on loopback.
@@ -26,8 +27,9 @@ import type { LoadConfig, LoadResult } from './lib/scale-load.js'
 
 /** warm-up and rounds of one phase (there are two) must fit in this */
 const BUDGET_PER_PHASE_S = 150
-/** how long the seeding's events may take to be delivered before the runs start anyway */
-const SEED_DRAIN_MS = 30_000
+/** how long the events already in the outbox (the seeding's; the saturated rounds') may take to be delivered
+ * before the next rounds start anyway */
+const OUTBOX_DRAIN_MS = 30_000
 /** a master busy this share of a core or more is saturated (Redis runs commands on one thread) */
 const SATURATED_BUSY = 0.9
 /** a load process that does not answer within its run and this much more has failed */
@@ -68,8 +70,9 @@ const durationS = Number(v.duration)
 const warmupS = Number(v.warmup)
 if (!(durationS > 0)) usage('--duration must be a positive number of seconds')
 if (!(warmupS >= 0)) usage('--warmup must be 0 or more seconds')
-if (warmupS + rounds * durationS > BUDGET_PER_PHASE_S) usage(`warmup + rounds × duration must be at most ${BUDGET_PER_PHASE_S} s`)
 const withEvents = v.events === true
+// with events, the last phase runs its rounds twice: saturated, then at half of the saturated throughput
+if (warmupS + (withEvents ? 2 : 1) * rounds * durationS > BUDGET_PER_PHASE_S) usage(`warmup + ${withEvents ? '2 × ' : ''}rounds × duration must be at most ${BUDGET_PER_PHASE_S} s`)
 const asJson = v.json === true
 const logLevel = v['log-level']
 if (!has('redis-server')) usage('redis-server is not installed')
@@ -159,6 +162,24 @@ interface EventsFigure {
   receiverNodeUsPerEvent: number
   /** events in the outbox (XLEN of every bucket's stream) as each round started and ended */
   backlog: Array<{ start: number, end: number }>
+  /** the same instances and relays with the load offered at a fixed rate (open loop): half of the saturated
+   * throughput without events */
+  atRate?: AtRateFigure
+}
+interface AtRateFigure {
+  offeredPerS: number
+  decisionsPerS: number
+  p50Ms: number
+  p99Ms: number
+  /** requests due while every connection of their load process was busy: not sent */
+  dropped: number
+  statuses: Record<string, number>
+  codes: Record<string, number>
+  errors: number
+  deliveredPerS: number
+  backlog: Array<{ start: number, end: number }>
+  /** the outbox's growth over the rounds, events a second: about 0 when delivery keeps up */
+  backlogGrowthPerS: number
 }
 interface PhaseResult {
   shards: number
@@ -202,8 +223,13 @@ async function fcallCalls (c: OwnCluster): Promise<number[]> {
   return await Promise.all(c.nodes.map(async (n) => Number(/cmdstat_fcall:calls=(\d+)/.exec(await n.admin.info('commandstats'))?.[1] ?? 0)))
 }
 
-/** One phase: a cluster of `shardCount` masters, the instances on it, seeded, warmed up, then the rounds. */
-async function phase (shardCount: number, keys: PlatformKeys, receiver: { url: string, count: () => Promise<number>, pid: number } | undefined): Promise<PhaseResult> {
+interface Receiver { url: string, count: () => Promise<number>, pid: number }
+/**
+ * One phase: a cluster of `shardCount` masters, the instances on it, seeded, warmed up, then the rounds: closed
+ * loop, and with `openRate` (events only) the same number of rounds again with that many requests a second
+ * offered in all.
+ */
+async function phase (shardCount: number, keys: PlatformKeys, receiver: Receiver | undefined, openRate?: number): Promise<PhaseResult> {
   const label = `${shardCount} shard${shardCount === 1 ? '' : 's'}`
   const ownStoppers: Array<() => Promise<unknown>> = []
   const own = (stop: () => Promise<unknown>): void => {
@@ -262,10 +288,12 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: { url: s
     await client.connect()
     const k = new Keys(prefix)
     const backlog = async (): Promise<number> => (await Promise.all(Array.from({ length: BUCKETS }, async (_, b) => await client.xlen(k.bucketStream(b))))).reduce((a, n) => a + n, 0)
-    if (receiver !== undefined) {
-      const until = Date.now() + SEED_DRAIN_MS
+    /** wait (at most OUTBOX_DRAIN_MS) until the relays have delivered what the outbox holds */
+    const drain = async (): Promise<void> => {
+      const until = Date.now() + OUTBOX_DRAIN_MS
       while (await backlog() > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 200))
     }
+    if (receiver !== undefined) await drain()
 
     const loaders = deciders.map((e, i) => ipcChild(join(REPO_ROOT, '.bench-build/bench/lib/scale-load.js'), {
       PATH: process.env.PATH,
@@ -275,11 +303,59 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: { url: s
     for (const l of loaders) await l.next(30_000)
     say(`${label}: cluster, ${instances} instance${instances === 1 ? '' : 's'}${receiver !== undefined ? `, ${relays} relay${relays === 1 ? '' : 's'}` : ''} and ${urns} customers ready in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
 
-    const runAll = async (seconds: number): Promise<LoadResult[]> => {
-      for (const l of loaders) l.proc.send({ seconds })
+    const runAll = async (seconds: number, rate?: number): Promise<LoadResult[]> => {
+      for (const l of loaders) l.proc.send(rate === undefined ? { seconds } : { seconds, rate: rate / loaders.length })
       return await Promise.all(loaders.map(async (l) => await l.next(seconds * 1000 + LOAD_GRACE_MS) as LoadResult))
     }
     if (warmupS > 0) await runAll(warmupS)
+
+    /** the rounds again, the load offered at `rate` a second in all (open loop): does delivery keep up? */
+    const atRate = async (rate: number): Promise<AtRateFigure> => {
+      // what the saturated rounds left in the outbox delivered first: the rounds' growth is then their own
+      await drain()
+      const h = new Map<number, number>()
+      const outbox: AtRateFigure['backlog'] = []
+      const fig = { statuses: {}, codes: {}, errors: 0 }
+      let done = 0
+      let dropped = 0
+      let seconds = 0
+      let delivered = 0
+      for (let r = 0; r < rounds; r++) {
+        const b0 = await backlog()
+        const received0 = receiver !== undefined ? await receiver.count() : 0
+        const results = await runAll(durationS, rate)
+        const received1 = receiver !== undefined ? await receiver.count() : 0
+        const b1 = await backlog()
+        let roundS = 0
+        for (const res of results) {
+          done += res.completed
+          dropped += res.dropped
+          roundS = Math.max(roundS, res.elapsedS)
+          for (const [bucket, count] of res.histogram) h.set(bucket, (h.get(bucket) ?? 0) + count)
+          add(fig.statuses, res.statuses)
+          add(fig.codes, res.codes)
+          fig.errors += res.errors
+        }
+        seconds += roundS
+        delivered += received1 - received0
+        outbox.push({ start: b0, end: b1 })
+        say(`${label} at ${rate.toFixed(0)} requests/s offered, round ${r + 1}: ${(results.reduce((a, x) => a + x.completed, 0) / roundS).toFixed(0)} decisions/s, ` +
+          `events delivered ${received1 - received0}, outbox ${b0} → ${b1}\n`)
+      }
+      const first = outbox[0] as { start: number }
+      const last = outbox[outbox.length - 1] as { end: number }
+      return {
+        offeredPerS: rate,
+        decisionsPerS: done / seconds,
+        p50Ms: histPercentile(h, 50),
+        p99Ms: histPercentile(h, 99),
+        dropped,
+        ...fig,
+        deliveredPerS: delivered / seconds,
+        backlog: outbox,
+        backlogGrowthPerS: (last.end - first.start) / seconds
+      }
+    }
 
     const decPids = deciders.map((e) => e.child.proc.pid ?? 0)
     const relayPids = relayProcs.map((e) => e.child.proc.pid ?? 0)
@@ -374,6 +450,7 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: { url: s
         receiverNodeUsPerEvent: usEach(sums.receiver, sums.delivered),
         backlog: backlogs
       }
+      if (openRate !== undefined) result.events.atRate = await atRate(openRate)
     }
     return result
   } finally {
@@ -385,7 +462,7 @@ const us = (x: number): string => Number.isFinite(x) ? x.toFixed(1) : '-'
 const pct = (x: number): string => Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : '-'
 const counts = (c: Record<string, number>): string => Object.entries(c).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`).join('  ') || '-'
 const LABEL = 22
-function table (phases: PhaseResult[], efficiency: number): string {
+function table (phases: PhaseResult[], efficiency: number, withRelay: PhaseResult | undefined): string {
   let s = `\n${''.padEnd(LABEL)}${'decisions/s'.padStart(12)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'node µs/dec'.padStart(13)}${'redis µs/dec'.padStart(14)}  answers\n`
   for (const p of phases) {
     const name = p.shards === 1 && p === phases[0] ? '1 shard (baseline)' : `${p.shards} shard${p.shards === 1 ? '' : 's'}`
@@ -398,8 +475,9 @@ function table (phases: PhaseResult[], efficiency: number): string {
     s += `(the one shard was busy ${pct(baselineBusy)} of a core, not saturated: the efficiency is not against a saturated shard; ` +
       'give it more load, --instances or --connections, or a machine with a core for each process)\n'
   }
-  for (const p of phases) {
-    s += `\n${p.shards} shard${p.shards === 1 ? '' : 's'}, each process (CPU user + system over the measured rounds):\n`
+  if (withRelay !== undefined) s += eventsTable(last, withRelay)
+  for (const p of [...phases, ...(withRelay !== undefined ? [withRelay] : [])]) {
+    s += `\n${p.shards} shard${p.shards === 1 ? '' : 's'}${p === withRelay ? ' with events' : ''}, each process (CPU user + system over the measured rounds):\n`
     const at = (c: number | null): string => c === null ? '' : ` core ${c}`
     p.instances.forEach((x, i) => { s += `  instance ${i + 1} (pid ${x.pid}${at(x.core)})`.padEnd(44) + `node ${us(x.nodeUsPerDecision)} µs/decision over ${x.decisions} decisions\n` })
     p.shardFigures.forEach((x, i) => { s += `  shard ${i + 1} (port ${x.port}${at(x.core)})`.padEnd(44) + `redis ${us(x.redisUsPerDecision)} µs/decision, ${pct(x.share)} of the decisions, busy ${pct(x.busy)} of a core\n` })
@@ -410,6 +488,29 @@ function table (phases: PhaseResult[], efficiency: number): string {
       s += '  receiver'.padEnd(44) + `node ${us(e.receiverNodeUsPerEvent)} µs/event\n`
       s += `  events delivered ${e.delivered} (${e.deliveredPerS.toFixed(0)}/s, decisions ${p.decisionsPerS.toFixed(0)}/s); outbox at each round's start → end: ${e.backlog.map((b) => `${b.start} → ${b.end}`).join(', ')}\n`
     }
+  }
+  return s
+}
+
+/** The S shards with events against without: saturated, then at half the saturated throughput. */
+function eventsTable (without: PhaseResult, w: PhaseResult): string {
+  const e = w.events as EventsFigure
+  const a = e.atRate
+  const name = `${w.shards} shard${w.shards === 1 ? '' : 's'}`
+  let s = `\nwith events to a receiver (${name}, ${relays} relay-only instance${relays === 1 ? '' : 's'}):\n`
+  s += `${''.padEnd(LABEL)}${'decisions/s'.padStart(12)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'node µs/dec'.padStart(13)}${'redis µs/dec'.padStart(14)}${'delivered/s'.padStart(13)}  outbox at each round's start → end\n`
+  s += `${`${name}, saturated`.padEnd(LABEL)}${w.decisionsPerS.toFixed(0).padStart(12)}${ms(w.p50Ms).padStart(9)}${ms(w.p99Ms).padStart(9)}${us(w.nodeUsPerDecision).padStart(13)}${us(w.redisUsPerDecision).padStart(14)}` +
+    `${e.deliveredPerS.toFixed(0).padStart(13)}  ${e.backlog.map((b) => `${b.start} → ${b.end}`).join(', ')}\n`
+  if (a !== undefined) {
+    s += `${`at ${a.offeredPerS.toFixed(0)}/s offered`.padEnd(LABEL)}${a.decisionsPerS.toFixed(0).padStart(12)}${ms(a.p50Ms).padStart(9)}${ms(a.p99Ms).padStart(9)}${''.padStart(13)}${''.padStart(14)}` +
+      `${a.deliveredPerS.toFixed(0).padStart(13)}  ${a.backlog.map((b) => `${b.start} → ${b.end}`).join(', ')}  status ${counts(a.statuses)}  codes ${counts(a.codes)}${a.errors > 0 ? `  errors ${a.errors}` : ''}${a.dropped > 0 ? `  dropped ${a.dropped}` : ''}\n`
+  }
+  s += `saturated with events / without: ${(w.decisionsPerS / without.decisionsPerS).toFixed(2)} of the throughput ` +
+    `(node ${us(w.nodeUsPerDecision)} against ${us(without.nodeUsPerDecision)} µs/decision, the relays ${us(e.relayNodeUsPerEvent)} µs/delivered event)\n`
+  if (a !== undefined) {
+    s += `at half the saturated throughput without events: the outbox grew ${a.backlogGrowthPerS.toFixed(1)} events/s over the rounds ` +
+      `(about 0: delivery keeps up; the decisions' own rate is ${a.decisionsPerS.toFixed(0)}/s)` +
+      `${a.dropped > 0 ? `; ${a.dropped} requests were not sent, every connection busy: the instances did not keep up with the rate` : ''}\n`
   }
   return s
 }
@@ -438,16 +539,17 @@ async function main (): Promise<number> {
   }
   const keys: PlatformKeys = { consumerKey: `scale-${randomBytes(6).toString('hex')}`, clientId: 'scale-client', bankId: '1234' }
   let phases: PhaseResult[]
+  let withRelay: PhaseResult | undefined
   try {
-    let receiver: { url: string, count: () => Promise<number>, pid: number } | undefined
+    phases = [await phase(1, keys, undefined)]
+    if (shards > 1) phases.push(await phase(shards, keys, undefined))
     if (withEvents) {
       const rc = ipcChild(join(REPO_ROOT, '.bench-build/bench/lib/scale-receiver.js'), { PATH: process.env.PATH }, core.receiver())
       stoppers.push(once(rc.stop))
       const { port } = await rc.next(10_000) as { port: number }
-      receiver = { url: `http://127.0.0.1:${port}/hooks`, pid: rc.proc.pid ?? 0, count: async () => { rc.proc.send('count'); return await rc.next(5000) as number } }
+      const receiver: Receiver = { url: `http://127.0.0.1:${port}/hooks`, pid: rc.proc.pid ?? 0, count: async () => { rc.proc.send('count'); return await rc.next(5000) as number } }
+      withRelay = await phase(shards, keys, receiver, (phases[phases.length - 1] as PhaseResult).decisionsPerS / 2)
     }
-    phases = [await phase(1, keys, receiver)]
-    if (shards > 1) phases.push(await phase(shards, keys, receiver))
   } catch (err) {
     if (!stopping) process.stderr.write(`bench:scale: ${(err as Error).stack ?? String(err)}\n`)
     return 2
@@ -456,8 +558,13 @@ async function main (): Promise<number> {
   }
   const [one, many] = [phases[0] as PhaseResult, phases[phases.length - 1] as PhaseResult]
   const efficiency = many.decisionsPerS / (shards * one.decisionsPerS)
-  const allOk = phases.every((p) => p.errors === 0 && p.decisions > 0 && Object.keys(p.statuses).join() === '200' && Object.keys(p.codes).join() === '00')
-  say(table(phases, efficiency))
+  const answered00 = (p: { errors: number, statuses: Record<string, number>, codes: Record<string, number> }): boolean =>
+    p.errors === 0 && Object.keys(p.statuses).join() === '200' && Object.keys(p.codes).join() === '00'
+  const allOk = [...phases, ...(withRelay !== undefined ? [withRelay] : [])].every((p) => p.decisions > 0 && answered00(p)) &&
+    (withRelay?.events?.atRate === undefined || (withRelay.events.atRate.decisionsPerS > 0 && answered00(withRelay.events.atRate)))
+  // what the relay costs the decisions: their saturated throughput with events delivered, against without
+  const withEventsRatio = withRelay !== undefined ? withRelay.decisionsPerS / many.decisionsPerS : undefined
+  say(table(phases, efficiency, withRelay))
   say(`\nload average after the runs: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`)
   if (!allOk) say('\nWARNING: some answers were not 200/00 or failed (see above); the figures are not comparable\n')
   if (asJson) {
@@ -470,6 +577,7 @@ async function main (): Promise<number> {
       events: withEvents,
       phases,
       efficiency,
+      ...(withRelay !== undefined ? { withEvents: withRelay, withEventsRatio } : {}),
       allAnswered00: allOk,
       pids
     }, null, 2)}\n`)
