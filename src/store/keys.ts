@@ -82,7 +82,7 @@ export class Keys {
    */
   refIndex (bucket: number, shard: number): string { return `${this.bucketStream(bucket)}:r:${shard}` }
   /** the reference-index hash of the customer's bucket that holds the reference (see `refShard`) */
-  refIndexOf (urn: string, reference: string): string { return `${this.stream(urn)}:r:${refShard(part(reference))}` }
+  refIndexOf (urn: string, reference: string): string { return refIndexOf(this.stream(urn), reference) }
   /** the decision key of a journal index member */
   decisionOf (bucket: number, member: string): string { return `${this.prefix}{b${bucket}}:d:${member}` }
   /** which instance's relay sends the bucket's events now */
@@ -126,6 +126,9 @@ function refShardOfBytes (referencePart: string): number {
   for (const b of Buffer.from(referencePart, 'utf8')) h = (h * 31 + b) % 65521
   return h % REF_INDEX_SHARDS
 }
+
+/** The reference-index hash of a bucket, given its stream's key, that holds the reference (see `refShard`). */
+export function refIndexOf (stream: string, reference: string): string { return `${stream}:r:${refShard(part(reference))}` }
 
 /** A limit-window entry: amount first so a script can sum without a second lookup; reference makes it unique. */
 export function limitMember (amount: number, reference: string): string {

@@ -4,7 +4,7 @@ import { AssertionError } from 'node:assert'
 import { Redis, Cluster, Command, ReplyError, type RedisOptions, type ClusterOptions } from 'ioredis'
 import { ERR_STORE_NOT_DONE, ERR_STORE_NOT_REPLICATED, ERR_STORE_OUTCOME_UNKNOWN, LifecycleStale, reject, type StoreRejectionCode } from '../errors.js'
 import type { ResponseCode } from '../domain/request.js'
-import { Keys, bucketOf } from './keys.js'
+import { Keys, bucketOf, refIndexOf } from './keys.js'
 import { flatEvent } from './outbox-entry.js'
 import { ABANDON_LUA, AUDIT_LUA, AUTHORIZE_LUA, CARD_CONTROLS_LUA, MONEY_OP_LUA, PUT_CARD_LUA, PUT_CUSTOMER_LUA, REVERSE_LUA, UNLOCK_LIFECYCLE_LUA, RENEW_LIFECYCLE_LUA, PUT_LIFECYCLE_LUA } from './lua.js'
 import type { ControlEntries, ControlsInput } from '../domain/controls.js'
@@ -328,9 +328,10 @@ export class RedisStore implements Store {
     const controlKeys = this.controlKeys(urn, input.last4, input.controls, true)
     const deadlineAtMs = input.deadlineAtMs + this.clockOffsetMs
     const controls = input.controls?.defaults ?? []
+    const stream = k.stream(urn)
     const args: string[] = [
       String(5 + limitKeys.length + controlKeys.length),
-      k.customer(urn), k.cards(urn), k.decision(urn, reference), k.stream(urn), ...limitKeys, ...controlKeys, k.refIndexOf(urn, reference),
+      k.customer(urn), k.cards(urn), k.decision(urn, reference), stream, ...limitKeys, ...controlKeys, refIndexOf(stream, reference),
       reference, urn, input.last4, String(input.debitAmount), input.fingerprint, input.attempt,
       String(input.nowMs), String(deadlineAtMs), String(Math.ceil(decisionTtlMs(this.retentionMs, input.limits) / 1000)), this.streamMaxLenArg,
       input.standIn === true ? 'standin' : input.decline === null ? '' : `${input.decline.code}|${input.decline.ruleId}`,
