@@ -21,7 +21,7 @@ import { basename, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Pool } from 'undici'
 import { AUTH_PATH, DEFAULT_CREDIT_MINOR, newRunId, planRequest, platformHeaders, type PlatformKeys, type Scenario } from '../k6/scenario.js'
-import { spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
+import { spawnEnv, spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
 import { startChild, waitUntilReady, type Child } from '../scripts/lib/child.js'
 import { freePort } from '../scripts/lib/free-port.js'
 import { buildCheckout, cpuSeconds } from './lib/machine.js'
@@ -67,6 +67,8 @@ const connections = Math.floor(Number(v.connections))
 const urns = Math.floor(Number(v.urns))
 const rounds = Math.floor(Number(v.rounds))
 const logLevel = v['log-level']
+/** what every extauth takes from this environment (spawnEnv) */
+const passed = spawnEnv()
 for (const [name, n] of [['duration', durationS], ['warmup', warmupS], ['connections', connections], ['urns', urns], ['rounds', rounds]] as const) {
   if (!Number.isFinite(n) || n < 0 || (name !== 'warmup' && n === 0)) {
     process.stderr.write(`bench: --${name} must be a positive number\n`)
@@ -204,6 +206,25 @@ function row (label: string, s: Summary, extra = ''): string {
 function ratioRow (a: Summary, b: Summary, label: string): string {
   const f = (x: number): string => Number.isFinite(x) ? x.toFixed(2) : '-'
   return `${label.padEnd(LABEL)}${f(a.rps / b.rps).padStart(9)}${f(b.p50 / a.p50).padStart(10)}${f(b.p99 / a.p99).padStart(10)}${f(b.nodeUs / a.nodeUs).padStart(13)}${f(b.redisUs / a.redisUs).padStart(14)}${f(b.allocKb / a.allocKb).padStart(9)}\n`
+}
+
+/**
+ * What a program pays per decision beyond the least its guarantees need: extauth's CPU per decision in each
+ * process and its allocation, as multiples of the fair floor's, overall and round by round (a round's pair ran
+ * minutes apart at most: other work on the machine moves both), beside the targets.
+ */
+const TARGETS = { node: 1.4, redis: 1.6, allocKb: 28 }
+function perDecision (name: string, e: Summary, f: Summary, rounds: Array<[Summary, Summary]>): string {
+  const x = (v: number): string => Number.isFinite(v) ? `${v.toFixed(2)}×` : '-'
+  const line = (label: string, mine: (s: Summary) => number, target: number): string => {
+    const overall = mine(e) / mine(f)
+    const each = rounds.map(([a, b]) => x(mine(a) / mine(b))).join(', ')
+    return `  ${label.padEnd(12)}${x(overall).padStart(8)}   round by round ${each}   target ≤ ${target.toFixed(1)}×: ${overall <= target ? 'met' : 'not met'}\n`
+  }
+  return `\n${name} / fair floor, per decision:\n` +
+    line('Node CPU', (s) => s.nodeUs, TARGETS.node) +
+    line('Redis CPU', (s) => s.redisUs, TARGETS.redis) +
+    `  ${'allocation'.padEnd(12)}${`${e.allocKb.toFixed(1)} KB`.padStart(8)}   fair floor ${f.allocKb.toFixed(1)} KB   target ≤ ${TARGETS.allocKb} KB: ${e.allocKb <= TARGETS.allocKb ? 'met' : 'not met'}\n`
 }
 
 /** A primary and one replica of it on free loopback ports, in sync; `stop` kills both. */
@@ -344,7 +365,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     /** without a script: the sources through tsx */
     const extauthAt = async (name: string, script: string | undefined, keyPrefix: string, env?: Record<string, string>): Promise<Target> => {
       const allocFile = join(probeDir, `${spawned.size}.alloc`)
-      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...env, ...probeEnv(allocFile) }, ...(script !== undefined ? { script } : {}) })
+      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...passed, ...env, ...probeEnv(allocFile) }, ...(script !== undefined ? { script } : {}) })
       spawned.set(name, e)
       return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
     }
@@ -420,6 +441,14 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     out.write(`(req/s: ${first.name} / other; p50, p99, µs: other / ${first.name}; 1.00 = as fast as the other)\n`)
     out.write('redis µs/req counts all the work of the Redis server during the run: on a shared Redis, others\' too\n')
     out.write('KB/req: bytes the server allocated on V8\'s heap per request, collected or not (bench/lib/alloc-probe.ts)\n')
+    const fair = targets.find((tg) => tg.name === 'fair floor')
+    if (fair !== undefined) {
+      const ofRound = (name: string, round: number): Summary => summarize(runs.filter((r) => r.target === name).slice(round, round + 1))
+      for (const tg of targets.filter((x) => x.kind === 'extauth')) {
+        const pairs = Array.from({ length: rounds }, (_, i): [Summary, Summary] => [ofRound(tg.name, i), ofRound(fair.name, i)])
+        out.write(perDecision(tg.name, sums.get(tg.name) as Summary, sums.get(fair.name) as Summary, pairs))
+      }
+    }
 
     out.write('\nRedis bytes, MEMORY USAGE of sampled keys:\n')
     for (const tg of targets) {

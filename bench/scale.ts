@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Cluster } from 'ioredis'
 import { DEFAULT_CREDIT_MINOR, newRunId, type PlatformKeys, type Scenario } from '../k6/scenario.js'
-import { spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
+import { spawnEnv, spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
 import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { ms } from '../scripts/lib/stats.js'
 import { BUCKETS, Keys } from '../src/store/keys.js'
@@ -97,10 +97,8 @@ const core = {
 }
 const wrap = (c: number): string[] | undefined => pin ? ['taskset', '-c', String(c)] : undefined
 
-/** taken from this environment by every instance, as `npm run load -- --spawn` does (0: no shedding, for a
- * run that counts answers on a busy machine) */
-const passed = Object.fromEntries((['DECISION_DEADLINE_MS', 'SHED_EVENT_LOOP_DELAY_MS'] as const)
-  .flatMap((name) => process.env[name] !== undefined ? [[name, process.env[name] as string]] : []))
+/** what every extauth takes from this environment (spawnEnv) */
+const passed = spawnEnv()
 
 /** every process this run started, so a caller can check that none outlived it */
 const pids: number[] = []

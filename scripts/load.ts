@@ -15,7 +15,7 @@ import {
   AUTH_PATH, DEFAULT_CREDIT_MINOR, DEFAULT_LIMITS, DEFAULT_WARMUP_S, durationSeconds, expectedDeclineRatio, newRunId,
   planRequest, platformHeaders, type Limits, type PlatformKeys, type Scenario
 } from '../k6/scenario.js'
-import { spawnExtauth, type SpawnedExtauth } from './lib/extauth.js'
+import { spawnEnv, spawnExtauth, type SpawnedExtauth } from './lib/extauth.js'
 import { seedThroughAdmin } from './lib/seed.js'
 import { deleteByPrefix } from './lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from './lib/stats.js'
@@ -295,18 +295,6 @@ function report (s: Scenario, o: Options, runs: { warmup: Result, measured: Resu
   const pass = checks.every(([, ok]) => ok)
   process.stdout.write(pass ? 'PASS\n' : 'FAIL\n')
   return pass
-}
-
-/** The settings a spawned extauth takes from this environment (the rest are the spawn's own). */
-const SPAWN_PASSED = ['DECISION_DEADLINE_MS', 'SHED_EVENT_LOOP_DELAY_MS'] as const
-
-function spawnEnv (env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const name of SPAWN_PASSED) {
-    const value = env[name]
-    if (value !== undefined) out[name] = value
-  }
-  return out
 }
 
 async function main (): Promise<number> {
