@@ -20,6 +20,10 @@ const inputs = {
   }),
   'a request with text outside ASCII': authInput('U3', {
     meta: { rulesVersion: 'v1', shadowHits: [{ code: '05', ruleId: 's', mode: 'shadow', values: {} }], transactionAmount: '100', currencyCode: '356', channel: 'POS', request: { merchantName: 'Café Zürich ☕', urn: 'U3' } }
+  }),
+  // the bulk headers of lengths up to 2047 are made once (bulkHeader): one past them, and one far past
+  'arguments longer than the headers made once': authInput('U4', {
+    meta: { rulesVersion: 'v1', shadowHits: [], transactionAmount: '100', currencyCode: '356', channel: 'POS', request: { merchantName: 'M'.repeat(2100), terminalId: 'é'.repeat(5000), urn: 'U4' } }
   })
 }
 
