@@ -1,22 +1,27 @@
 // The decision script's cost in Redis alone, as EVALSHA of the script and as FCALL of the same code loaded as
-// a function library (src/store/functions.ts), taking turns: Redis time per call (INFO commandstats), the
-// median over the rounds, and of it what the Redis commands the script calls take. redis-server runs on a
-// port of its own, pinned to one core, and redis-benchmark (C, light) sends the calls from the other, so the
-// figures are Redis's and little else's. A plain approval of a known customer and card, no limits or
-// controls: the bench's usual decision. Not a test.
+// a function library (src/store/functions.ts), taking turns, beside the fair floor's script (the one bench/bench.ts
+// measures extauth against): Redis time per call in the command (INFO commandstats) and the redis-server's CPU
+// time per call (user + system from /proc: reading the command and writing the reply included), the median over
+// the rounds, and of it what the Redis commands the script calls take. redis-server runs on a port of its own,
+// pinned to one core, and redis-benchmark (C, light) sends the calls from the other, so the figures are Redis's
+// and little else's. A plain approval of a known customer and card, no limits or controls, and the same with
+// the channel's card control on (as the bench's requests have). Not a test.
 //   npm run bench:script [-- --calls 20000 --rounds 15]
+//   npm run bench:script -- --parts     # and what each part of the script costs: the call without it, taking turns
 // Needs redis-server and redis-benchmark (Debian: redis-server and redis-tools), taskset if there (util-linux).
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
 import type { Redis } from 'ioredis'
-import { AUTHORIZE_LUA } from '../src/store/lua.js'
+import { AUTHORIZE_BODY, AUTHORIZE_DEFINITIONS, AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { approvalInput } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
-import { has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
+import { cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
+import { DECIDE_LUA, floorKeysOf } from './lib/fair-floor-script.js'
+import type { ControlsInput } from '../src/domain/controls.js'
 
-const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' } } })
+const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' }, parts: { type: 'boolean', default: false } } })
 const calls = Number(v.calls)
 const rounds = Number(v.rounds)
 
@@ -24,10 +29,42 @@ const rounds = Number(v.rounds)
 const REF = 'R__rand_int__'
 const URN = 'U1'
 
+/** the channel's card control, as the bench's requests have: on, no limits (bench/lib/store-worker.ts) */
+const POS: ControlsInput = { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: null }], day: '20261124' }
+
 /** The authorize script's key count, keys and arguments for one approval of 1, from the store itself. */
-function authorizeArgs (store: RedisStore): string[] {
-  return store.authorizeArgs(approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000 }))
+function authorizeArgs (store: RedisStore, controls?: ControlsInput): string[] {
+  return store.authorizeArgs(approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000, ...(controls !== undefined ? { controls } : {}) }))
 }
+/**
+ * The parts of the authorize function a decision pays for beyond the fair floor's script, each taken out of a
+ * copy of the function library by replacing its text: what the call costs without it. A replaced text that is
+ * no longer in the script stops the bench (test/bench/script-cost.test.ts runs it), so a part is never measured
+ * by a copy that still has it.
+ */
+interface Part { name: string, body?: Array<[string, string]>, definitions?: Array<[string, string]> }
+const PARTS: Part[] = [
+  {
+    name: 'journal time index (ZADD, its trim)',
+    definitions: [['local function journal (stream, member, arrivedMs, keepS, refKey)\n', 'local function journal (stream, member, arrivedMs, keepS, refKey)\n  do refIndex(stream, member, true, refKey) return end\n']]
+  },
+  { name: 'journal reference index (HSETNX)', definitions: [['  refIndex(stream, member, true, refKey)\nend', '\nend']] },
+  { name: 'event (XADD, the bound\'s XLEN)', definitions: [['local function emit (stream, backlogMax, etype, urn, data, extra)\n', 'local function emit (stream, backlogMax, etype, urn, data, extra)\n  do return end\n']] },
+  { name: 'event stream bound (XLEN)', definitions: [["if max and max > 0 and redis.call('XLEN', stream) > max then", 'if false then']] },
+  { name: 'stale-hold check (ZSCORE)', body: [["if redis.call('ZSCORE', KEYS[4] .. ':h', holdMember) then", 'if false then']] },
+  { name: 'decision record (SET)', body: [["redis.call('SET', KEYS[3], record, 'EX', ttlS)", '']] }
+]
+function without (part: Part, i: number): { library: string, fn: string } {
+  const cut = (text: string, swaps: Array<[string, string]> | undefined): string => (swaps ?? []).reduce((t, [from, to]) => {
+    if (!t.includes(from)) throw new Error(`--parts: "${from.trim()}" is no longer in the script (${part.name}): update PARTS`)
+    return t.replace(from, to)
+  }, text)
+  const fn = `extauth_bench_without_${i}`
+  return { fn, library: `#!lua name=extauth_bench_part_${i}\n${cut(AUTHORIZE_DEFINITIONS, part.definitions)}\nredis.register_function('${fn}', function (KEYS, ARGV)\n${cut(AUTHORIZE_BODY, part.body)}\nend)\n` }
+}
+
+/** what bench/bench.ts measures extauth against (Redis CPU per decision: 1.6 times it at most is the target) */
+const REDIS_TARGET = 1.6
 
 interface Stat { calls: number, usec: number }
 async function commandStats (admin: Redis): Promise<Map<string, Stat>> {
@@ -50,22 +87,40 @@ async function main (): Promise<void> {
     const store = new RedisStore(createRedisClient({ url: `redis://127.0.0.1:${port}` }), { prefix: 'bench-script:', backlogMax: 1024 * 100_000_000 })
     const keys = store.keys
     const sha = await admin.script('LOAD', AUTHORIZE_LUA) as string
+    const floorSha = await admin.script('LOAD', DECIDE_LUA) as string
     await admin.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)
+    const pid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1])
     const args = authorizeArgs(store)
+    const floorKeys = floorKeysOf('bench-floor:')(URN)
+    const FLOOR = 'the fair floor\'s script'
+    const CONTROL = 'FCALL, channel control'
     const variants: Array<{ name: string, command: string, argv: string[] }> = [
       { name: 'EVALSHA of the script', command: 'evalsha', argv: ['EVALSHA', sha, ...args] },
-      { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] }
+      { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] },
+      { name: CONTROL, command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...authorizeArgs(store, POS)] },
+      // as the fair floor sends it (EVALSHA): debit 1, a deadline out of reach, the record kept 8 days
+      { name: FLOOR, command: 'evalsha', argv: ['EVALSHA', floorSha, '3', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400)] }
     ]
+    const partVariants = v.parts === true ? PARTS.map((part, i) => ({ part, ...without(part, i) })) : []
+    for (const p of partVariants) {
+      await admin.call('FUNCTION', 'LOAD', 'REPLACE', p.library)
+      variants.push({ name: `without: ${p.part.name}`, command: 'fcall', argv: ['FCALL', p.fn, ...args] })
+    }
     const perCall = new Map<string, number[]>()
+    const cpuPerCall = new Map<string, number[]>()
     const inner = new Map<string, Map<string, number>>()
     for (let round = 0; round < rounds; round++) {
       for (const variant of variants) {
         await admin.flushall()
-        await admin.hset(keys.customer(URN), 'status', 'ACTIVE', 'available', '9000000000000000')
-        await admin.hset(keys.cards(URN), CARD_LAST4, 'ACTIVE')
+        for (const [customer, cards] of [[keys.customer(URN), keys.cards(URN)], [floorKeys.customer, floorKeys.cards]] as const) {
+          await admin.hset(customer, 'status', 'ACTIVE', 'available', '9000000000000000')
+          await admin.hset(cards, CARD_LAST4, 'ACTIVE')
+        }
         await admin.config('RESETSTAT')
         const [b, a] = onCore(0, ['redis-benchmark', '-p', String(port), '-c', '8', '-n', String(calls), '-r', '1000000000', '-q', ...variant.argv])
+        const cpu0 = cpuSeconds(pid)
         execFileSync(b, a, { stdio: 'ignore' })
+        const cpu1 = cpuSeconds(pid)
         const stats = await commandStats(admin)
         const own = stats.get(variant.command)
         if (own === undefined || own.calls < calls) throw new Error(`${variant.name}: ${own?.calls ?? 0} of ${calls} calls ran`)
@@ -74,23 +129,48 @@ async function main (): Promise<void> {
         const list = perCall.get(variant.name) ?? []
         list.push(own.usec / own.calls)
         perCall.set(variant.name, list)
+        const cpus = cpuPerCall.get(variant.name) ?? []
+        cpus.push((cpu1 - cpu0) / own.calls * 1e6)
+        cpuPerCall.set(variant.name, cpus)
         const called = new Map<string, number>()
         for (const [name, s] of stats) if (name !== variant.command && !name.startsWith('config') && !name.startsWith('info')) called.set(name, s.usec / own.calls)
         inner.set(variant.name, called)
       }
     }
-    process.stdout.write(`${calls} calls a round, ${rounds} rounds taking turns${pinned ? ', redis-server and redis-benchmark each on a core of its own' : ' (no taskset: not pinned)'}\n\n`)
-    process.stdout.write(`${''.padEnd(26)}${'µs/call'.padStart(9)}${'commands'.padStart(10)}   rounds\n`)
+    const out = process.stdout
+    const NAME = Math.max(26, ...variants.map((x) => x.name.length + 2))
+    out.write(`${calls} calls a round, ${rounds} rounds taking turns${pinned ? ', redis-server and redis-benchmark each on a core of its own' : ' (no taskset: not pinned)'}\n\n`)
+    out.write(`${''.padEnd(NAME)}${'µs/call'.padStart(9)}${'CPU µs/call'.padStart(13)}${'commands'.padStart(10)}   rounds (µs/call)\n`)
     for (const variant of variants) {
       const xs = perCall.get(variant.name) ?? []
       const commands = [...(inner.get(variant.name) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
-      process.stdout.write(`${variant.name.padEnd(26)}${median(xs).toFixed(1).padStart(9)}${commands.toFixed(1).padStart(10)}   ${xs.map((x) => x.toFixed(1)).join(' ')}\n`)
+      out.write(`${variant.name.padEnd(NAME)}${median(xs).toFixed(1).padStart(9)}${median(cpuPerCall.get(variant.name) ?? []).toFixed(1).padStart(13)}${commands.toFixed(1).padStart(10)}   ${xs.map((x) => x.toFixed(1)).join(' ')}\n`)
     }
-    const [e, f] = variants.map((x) => perCall.get(x.name) ?? [])
-    process.stdout.write(`\nFCALL / EVALSHA, round by round: ${roundByRound(f as number[], e as number[])}\n`)
-    process.stdout.write('"commands": the Redis commands the script calls, per call, of the last round\n')
-    const top = [...(inner.get(variants[1]?.name ?? '') ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
-    process.stdout.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
+    const of = (m: Map<string, number[]>, name: string): number[] => m.get(name) ?? []
+    out.write(`\nFCALL / EVALSHA, round by round: ${roundByRound(of(perCall, 'FCALL of the function'), of(perCall, 'EVALSHA of the script'))}\n`)
+    out.write('µs/call: in the command (INFO commandstats); CPU µs/call: the redis-server process over the calls, reading\n' +
+      'the command and writing the reply included (what bench/bench.ts counts as Redis µs per decision)\n')
+    out.write('"commands": the Redis commands the script calls, per call, of the last round\n')
+    const top = [...(inner.get('FCALL of the function') ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
+    out.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
+    const floorCpu = of(cpuPerCall, FLOOR)
+    const x2 = (r: number): string => Number.isFinite(r) && r > 0 ? r.toFixed(2) : '-'
+    out.write(`\nRedis CPU per call against the fair floor's script (target ≤ ${REDIS_TARGET}×), round by round:\n`)
+    for (const name of ['FCALL of the function', CONTROL]) {
+      const ratios = of(cpuPerCall, name).map((x, i) => x / (floorCpu[i] as number))
+      out.write(`  ${name.padEnd(24)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)
+    }
+    if (partVariants.length > 0) {
+      const full = of(perCall, 'FCALL of the function')
+      out.write('\nWhat each part costs a plain approval\'s FCALL: the call, less the call without it (µs in the command), round by round:\n')
+      for (const p of partVariants) {
+        const saved = of(perCall, `without: ${p.part.name}`).map((x, i) => (full[i] as number) - x)
+        out.write(`  ${p.part.name.padEnd(40)}${median(saved).toFixed(1).padStart(6)} µs ${`(${(100 * median(saved) / median(full)).toFixed(0)} %)`.padStart(7)}   ${saved.map((x) => x.toFixed(1)).join(' ')}\n`)
+      }
+    }
+    // the kernel counts a process's CPU time in clock ticks (10 ms here, most often)
+    const leastS = Math.min(...[...cpuPerCall.values()].flat()) * calls / 1e6
+    if (leastS < 0.2) out.write(`  (a round's CPU time is as little as ${(leastS * 1000).toFixed(0)} ms, counted in clock ticks: too few calls for these ratios)\n`)
   } finally {
     stop()
   }

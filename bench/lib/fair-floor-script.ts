@@ -1,0 +1,36 @@
+// The fair floor's one script (bench/fair-floor-server.ts), apart so that bench/script-cost.ts can send it
+// beside extauth's authorize script.
+
+/** Keys of one customer share a hash tag, as extauth's do; decision records are `<prefix>{urn}:d:<reference>`. */
+export const floorKeysOf = (prefix: string) => (urn: string): { customer: string, cards: string, decision: (reference: string) => string } => ({
+  customer: `${prefix}{${urn}}:c`,
+  cards: `${prefix}{${urn}}:k`,
+  decision: (reference) => `${prefix}{${urn}}:d:${reference}`
+})
+
+// KEYS[1] customer hash (status, available)  KEYS[2] cards hash (last4 -> status)  KEYS[3] decision record
+// ARGV[1] last4  ARGV[2] debit (minor units)  ARGV[3] deadline epoch ms  ARGV[4] record TTL s
+// Returns {code, replayed '0'|'1'}. The record is "code|debit|last4": a replay with the same amount and card
+// gets the stored code, another amount or card a conflict (05).
+export const DECIDE_LUA = `
+local rec = redis.call('GET', KEYS[3])
+local fp = ARGV[2] .. '|' .. ARGV[1]
+if rec then
+  if string.sub(rec, 4) ~= fp then return {'05', '0'} end
+  return {string.sub(rec, 1, 2), '1'}
+end
+local code = '00'
+local c = redis.call('HMGET', KEYS[1], 'status', 'available')
+if not c[1] then code = '14'
+elseif c[1] ~= 'ACTIVE' then code = '05'
+else
+  local card = redis.call('HGET', KEYS[2], ARGV[1])
+  if card ~= 'ACTIVE' then code = '05'
+  elseif tonumber(c[2]) < tonumber(ARGV[2]) then code = '51' end
+end
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then code = '05' end
+if code == '00' and ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'available', '-' .. ARGV[2]) end
+redis.call('SET', KEYS[3], code .. '|' .. fp, 'EX', ARGV[4])
+return {code, '0'}
+`
