@@ -384,14 +384,46 @@ export class StandIn {
       } else if (outcome === 'unknown_urn') {
         this.opts.log.error({ urn: input.urn, reference: input.reference, debit: String(input.debitAmount) }, 'stand-in replay: unknown customer; recorded, nothing debited')
       } else if (outcome === 'applied' && result.available !== null && result.available < 0) {
-        this.opts.metrics.negativeBalances.inc()
-        p.owed = { urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, available: result.available }
-        this.opts.onNegativeBalance?.(p.owed)
-        if (!await this.queueOwed(p)) return
+        if (!await this.owe(p, result.available)) return
+      } else if (outcome === 'existing') {
+        // the store holds a 00 for this reference: an earlier replay of this approval whose answer was lost
+        // (or whose process stopped before its exception was handed over) may have left the balance below zero
+        let below: number | null
+        try {
+          below = await this.belowZeroAfterEarlierReplay(input)
+        } catch (err) {
+          this.opts.log.warn({ urn: input.urn, reference: input.reference, err: (err as Error).message }, 'stand-in replay: the balance after an earlier replay could not be read; looking again later')
+          this.gauges()
+          return
+        }
+        if (below !== null && !await this.owe(p, below)) return
       }
       this.finish(p)
     }
     this.closeOutageIfOver()
+  }
+
+  /** A replay left the balance below zero: counted, told, and handed to the exception queue; false as queueOwed. */
+  private async owe (p: Pending, available: number): Promise<boolean> {
+    const { input } = p.entry
+    this.opts.metrics.negativeBalances.inc()
+    p.owed = { urn: input.urn, reference: input.reference, last4: input.last4, debit: input.debitAmount, available }
+    this.opts.onNegativeBalance?.(p.owed)
+    return await this.queueOwed(p)
+  }
+
+  /**
+   * The customer's balance when it is below zero and the decision the store holds for this reference is this
+   * approval's replay (a stand-in 00 of the same amount and card), else null. Such a replay was applied before
+   * without its answer reaching here, so whether it left the balance below zero was never seen: the balance as
+   * it is now is what an operator settles (the queue keeps one exception a customer and reference). A replay is
+   * answered 'existing' only for the same amount and card (else 'conflict').
+   */
+  private async belowZeroAfterEarlierReplay (input: AuthorizeInput): Promise<number | null> {
+    const rec = await this.opts.store.getDecision(input.urn, input.reference)
+    if (rec === null || rec.code !== '00' || rec.meta?.standIn !== true) return null
+    const customer = await this.opts.store.getCustomer(input.urn)
+    return customer !== null && customer.available < 0 ? customer.available : null
   }
 
   /** Hands a replay's negative balance to the exception queue; false (the entry stays owed) when it failed. */

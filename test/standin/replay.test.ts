@@ -214,6 +214,53 @@ for (const kind of ['memory', 'redis'] as const) {
 }
 
 for (const kind of ['memory', 'redis'] as const) {
+  t.test(`a replay below zero whose answer was lost still opens its negative_balance exception; an online decision of the reference opens none (${kind})`, async (t) => {
+    const store = kind === 'memory' ? new MemoryStore() : await sharedRedisStore(t)
+    const settlement = settlementFor(store)
+    const queue = queueStandInNegativeBalance(settlement)
+    await store.putCustomer('UNL1', {})
+    await store.credit('UNL1', 50, 'seed')
+    // ONLINE is decided by the store before the outage; the platform repeats it during the outage
+    t.match(await store.authorize(input('UNL1', 'ONLINE', 10)), { code: '00', replayed: false })
+    // the first replay of LOST reaches the store and its answer is lost
+    let loseNext = true
+    const lossy = new Proxy(store, {
+      get (target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown
+        if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+        return async (i: AuthorizeInput) => {
+          const r = await target.authorize(i)
+          if (i.reference === 'LOST' && loseNext) {
+            loseNext = false
+            throw new ERR_STORE_OUTCOME_UNKNOWN('connection lost')
+          }
+          return r
+        }
+      }
+    })
+    const told: Array<{ reference: string, available: number }> = []
+    const s = new StandIn({
+      policy: parsePolicy(POLICY), journal: new MemoryStandInJournal(), store: lossy, log, metrics: standInMetrics(new Registry()), replayEveryMs: 3_600_000,
+      onNegativeBalance: (nb) => { told.push({ reference: nb.reference, available: nb.available }) },
+      queueNegativeBalance: queue
+    })
+    t.teardown(async () => { await s.stop() })
+    const t0 = Date.now() - 10_000
+    t.match(await s.decide(input('UNL1', 'LOST', 100, '4321', t0), null, '5411', live), { code: '00' })
+    t.match(await s.decide(input('UNL1', 'ONLINE', 10, '4321', t0 + 1), null, '5411', live), { code: '00' })
+    await s.replayNow()
+    t.equal((await store.getCustomer('UNL1'))?.available, -60, 'LOST applied below zero, its answer lost')
+    t.same(told, [], 'nothing seen yet')
+    await s.replayNow()
+    t.match(s.status(), { replayBacklog: { count: 0 }, replayed: { existing: 2 } }, 'both found in the store on the next pass')
+    t.equal((await store.getCustomer('UNL1'))?.available, -60, 'nothing debited twice')
+    t.same(told, [{ reference: 'LOST', available: -60 }], 'the balance LOST left, told once; ONLINE was not a replay')
+    const listed = await settlement.listExceptions({ kind: 'negative_balance', urn: 'UNL1', limit: 10 })
+    t.match(listed.items, [{ status: 'open', urn: 'UNL1', reference: 'LOST', amount: '60' }], 'one exception, for LOST')
+  })
+}
+
+for (const kind of ['memory', 'redis'] as const) {
   t.test(`an approval still owed past the store's memory of a decision goes to the exception queue, never replayed again (${kind})`, async (t) => {
     t.equal(STANDIN_REPLAY_HORIZON_MS, 6 * 24 * 3600_000, 'the horizon: a day within the least DECISION_RETENTION_DAYS allows')
     let now = Date.now()
