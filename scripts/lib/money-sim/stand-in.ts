@@ -14,7 +14,7 @@ import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
 import { DECISION_RETENTION_MS_MIN } from '../../../src/store/types.js'
 
 const DAY_MS = 24 * 3_600_000
-import type { ProcessHandle, SimContext } from './context.js'
+import { refKey, type ProcessHandle, type SimContext } from './context.js'
 
 /**
  * The simulation's policy: tight enough that its caps bind within one outage (a few cards, a few requests
@@ -57,6 +57,7 @@ export class ScheduledJournal implements StandInJournal {
           sim.trace?.push(`journal ${JSON.stringify({ urn: entry.input.urn, ref: entry.input.reference, debit: entry.input.debitAmount, attempt: entry.input.attempt })}${late ? ' after the deadline' : ''}`)
           // the line is handed to the journal's write and flush; a late deadline comes while they run
           const flushed = this.disk.append(entry)
+          sim.standIn?.journaled(refKey(entry.input.urn, entry.input.reference))
           if (late) sim.attempts.get(entry.input.attempt)?.fireGuard()
           try {
             await flushed
@@ -69,7 +70,10 @@ export class ScheduledJournal implements StandInJournal {
           // flushed just before the kill (replayed though never answered), or cut short (skipped on adoption)
           const flushed = sim.rnd() < 0.5
           sim.trace?.push(`journal ${JSON.stringify({ urn: entry.input.urn, ref: entry.input.reference, attempt: entry.input.attempt })} of a dead process: ${flushed ? 'flushed' : 'cut short'}`)
-          if (flushed) await this.disk.append(entry)
+          if (flushed) {
+            sim.standIn?.journaled(refKey(entry.input.urn, entry.input.reference))
+            await this.disk.append(entry)
+          }
         }
       })
     })
@@ -124,6 +128,12 @@ export class StandInBooks {
   readonly exceptions = new Set<string>()
   /** the approvals (reference and attempt) a replay made a decision of */
   private readonly applied = new Set<string>()
+  /**
+   * references whose latest journal entry's replay has reached the store, and what it met there: a repeat the
+   * instance answers from that entry while it is still pending (it finishes after what the replay met is looked
+   * at) owes no replay; if the replay met another answer, the platform's 00 is left to an operator as well
+   */
+  private readonly reached = new Map<string, ReplayOutcomeSeen>()
   /** when the platform was last answered 00 in stand-in for a reference, by refKey */
   private readonly approvedAt = new Map<string, number>()
   /** caps passed, found while a request was being answered: reported after the step (settled) */
@@ -136,6 +146,11 @@ export class StandInBooks {
     windows: 0, cardCountMax: 0, cardAmountMax: 0, instanceCountMax: 0, instanceAmountMax: 0
   }
 
+  /** A new approval of the reference is in a journal: the replay of an earlier one reached nothing of it. */
+  journaled (key: string): void {
+    this.reached.delete(key)
+  }
+
   /** The platform heard an answer decided in stand-in. */
   answered (sim: SimContext, key: string, urn: string, last4: string, debit: number, code: string, fromJournal: boolean, check?: string): void {
     if (code !== '00') {
@@ -146,7 +161,9 @@ export class StandInBooks {
     if (fromJournal) this.figures.fromJournal++
     else this.figures.approved++
     if (!fromJournal || !this.approvedAt.has(key)) this.approvedAt.set(key, sim.clock.now())
-    if (!this.owed.has(key)) this.owed.set(key, { urn, last4, debit })
+    const met = this.reached.get(key)
+    if (met === 'existing_decline' || met === 'conflict') this.exceptions.add(key)
+    if (!this.owed.has(key) && met === undefined) this.owed.set(key, { urn, last4, debit })
     if (this.refs.has(key)) return
     // one approval of a reference counts once in the caps, however often it is answered
     this.refs.add(key)
@@ -190,6 +207,7 @@ export class StandInBooks {
       if (heard) this.exceptions.add(key)
     }
     this.owed.delete(key)
+    this.reached.set(key, outcome)
     if (!sim.outage && this.owed.size === 0) this.closeWindow()
   }
 
