@@ -5,8 +5,8 @@ import { redisStore } from '../../scripts/lib/money-sim/stores.js'
 import { SHARED_REDIS_URL } from '../helpers/redis.js'
 import { assertCoverage, ciOptions, simulate } from '../helpers/money-sim.js'
 
-t.test('2,200 steps on Redis hold every invariant', async (t) => {
-  const opts = ciOptions({ store: 'redis', seed: 20261124, steps: 2_200 })
+t.test('3,000 steps on Redis hold every invariant', async (t) => {
+  const opts = ciOptions({ store: 'redis', seed: 20261124, steps: 3_000 })
   const r = await simulate(t, opts, redisStore(SHARED_REDIS_URL))
   t.same(r.violations, [], 'no invariant failed')
   t.equal(r.stepsRun, opts.steps, 'every step ran')
