@@ -164,31 +164,28 @@ interface EventsFigure {
    * throughput without events */
   atRate?: AtRateFigure
 }
-interface AtRateFigure {
-  offeredPerS: number
+/** what the load processes were answered over some rounds: the rate, the latencies, the answers */
+interface Answered {
   decisionsPerS: number
   p50Ms: number
   p99Ms: number
-  /** requests due while every connection of their load process was busy: not sent */
-  dropped: number
   statuses: Record<string, number>
   codes: Record<string, number>
   errors: number
+}
+interface AtRateFigure extends Answered {
+  offeredPerS: number
+  /** requests due while every connection of their load process was busy: not sent */
+  dropped: number
   deliveredPerS: number
   backlog: Array<{ start: number, end: number }>
   /** the outbox's growth over the rounds, events a second: about 0 when delivery keeps up */
   backlogGrowthPerS: number
 }
-interface PhaseResult {
+interface PhaseResult extends Answered {
   shards: number
   decisions: number
   elapsedS: number
-  decisionsPerS: number
-  p50Ms: number
-  p99Ms: number
-  statuses: Record<string, number>
-  codes: Record<string, number>
-  errors: number
   rounds: Array<{ decisionsPerS: number, p50Ms: number, p99Ms: number }>
   nodeUsPerDecision: number
   redisUsPerDecision: number
@@ -556,7 +553,7 @@ async function main (): Promise<number> {
   }
   const [one, many] = [phases[0] as PhaseResult, phases[phases.length - 1] as PhaseResult]
   const efficiency = many.decisionsPerS / (shards * one.decisionsPerS)
-  const answered00 = (p: { errors: number, statuses: Record<string, number>, codes: Record<string, number> }): boolean =>
+  const answered00 = (p: Answered): boolean =>
     p.errors === 0 && Object.keys(p.statuses).join() === '200' && Object.keys(p.codes).join() === '00'
   const allOk = [...phases, ...(withRelay !== undefined ? [withRelay] : [])].every((p) => p.decisions > 0 && answered00(p)) &&
     (withRelay?.events?.atRate === undefined || (withRelay.events.atRate.decisionsPerS > 0 && answered00(withRelay.events.atRate)))

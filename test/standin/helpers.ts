@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ERR_STORE_NOT_DONE, ERR_STORE_OUTCOME_UNKNOWN } from '../../src/errors.js'
-import type { Store } from '../../src/store/types.js'
+import type { AuthorizeInput, AuthorizeResult, Store } from '../../src/store/types.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -67,4 +67,15 @@ export function switchedStore (inner: Store): SwitchedStore {
     }
   })
   return { store, set: (r) => { reach = r }, authorizeCalls: () => calls }
+}
+
+/** The store with its authorize calls made by `authorize`, which is given the store itself; every other call as it is. */
+export function withAuthorize (inner: Store, authorize: (input: AuthorizeInput, store: Store) => Promise<AuthorizeResult>): Store {
+  return new Proxy(inner, {
+    get (target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown
+      if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      return async (i: AuthorizeInput) => await authorize(i, target)
+    }
+  })
 }

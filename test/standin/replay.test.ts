@@ -13,7 +13,7 @@ import { standInMetrics } from '../../src/standin/metrics.js'
 import { parsePolicy } from '../../src/standin/policy.js'
 import type { AuthorizeInput, Store } from '../../src/store/types.js'
 import { authInput } from '../store/contract.js'
-import { POLICY, switchedStore, tempDir } from './helpers.js'
+import { POLICY, switchedStore, tempDir, withAuthorize } from './helpers.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
 import { queueStandInNegativeBalance, queueStandInUnconfirmed } from '../../src/settlement/standin-exception.js'
 import { resolveException } from '../../src/settlement/resolve.js'
@@ -85,16 +85,10 @@ t.test('a process killed mid-replay: the next one adopts its journal and each re
   const gonePid = spawnSync(process.execPath, ['-e', '']).pid as number
   // the store applies the fourth replay and its reply is lost; then the process dies
   let calls = 0
-  const lossy = new Proxy(inner, {
-    get (target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown
-      if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
-      return async (i: AuthorizeInput) => {
-        const r = await target.authorize(i)
-        if (++calls === 4) throw new ERR_STORE_OUTCOME_UNKNOWN('connection lost')
-        return r
-      }
-    }
+  const lossy = withAuthorize(inner, async (i, store) => {
+    const r = await store.authorize(i)
+    if (++calls === 4) throw new ERR_STORE_OUTCOME_UNKNOWN('connection lost')
+    return r
   })
   const first = standIn(lossy, new FileStandInJournal(dir, STORE, gonePid))
   const t0 = Date.now() - 10_000
@@ -124,16 +118,10 @@ t.test('a process restarted mid-replay of an outage that is not over keeps the c
   const sw = switchedStore(inner)
   // the store goes again after the third replay: the outage is not over
   let replays = 0
-  const flaky = new Proxy(sw.store, {
-    get (target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown
-      if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
-      return async (i: AuthorizeInput) => {
-        const r = await target.authorize(i)
-        if (++replays === 3) sw.set('down')
-        return r
-      }
-    }
+  const flaky = withAuthorize(sw.store, async (i, store) => {
+    const r = await store.authorize(i)
+    if (++replays === 3) sw.set('down')
+    return r
   })
   const caps = { perCard: { count: 100, amount: '100000000' }, perInstance: { amount: '1000' } }
   const gonePid = spawnSync(process.execPath, ['-e', '']).pid as number
@@ -224,19 +212,13 @@ for (const kind of ['memory', 'redis'] as const) {
     t.match(await store.authorize(input('UNL1', 'ONLINE', 10)), { code: '00', replayed: false })
     // the first replay of LOST reaches the store and its answer is lost
     let loseNext = true
-    const lossy = new Proxy(store, {
-      get (target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown
-        if (prop !== 'authorize') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
-        return async (i: AuthorizeInput) => {
-          const r = await target.authorize(i)
-          if (i.reference === 'LOST' && loseNext) {
-            loseNext = false
-            throw new ERR_STORE_OUTCOME_UNKNOWN('connection lost')
-          }
-          return r
-        }
+    const lossy = withAuthorize(store, async (i, inner) => {
+      const r = await inner.authorize(i)
+      if (i.reference === 'LOST' && loseNext) {
+        loseNext = false
+        throw new ERR_STORE_OUTCOME_UNKNOWN('connection lost')
       }
+      return r
     })
     const told: Array<{ reference: string, available: number }> = []
     const s = new StandIn({
@@ -274,17 +256,12 @@ for (const kind of ['memory', 'redis'] as const) {
     }
     // UC1's first replay reaches the store and its answer is lost; UC2's store calls are refused (never run)
     let loseReply = true
-    const lossy = new Proxy(store, {
-      get (target, prop, receiver) {
-        if (prop !== 'authorize') return Reflect.get(target, prop, receiver)
-        return async (i: AuthorizeInput) => {
-          if (i.urn === 'UUC2') throw new ERR_STORE_NOT_DONE('connection refused')
-          const r = await target.authorize(i)
-          if (loseReply) { loseReply = false; throw new ERR_STORE_OUTCOME_UNKNOWN('no answer') }
-          return r
-        }
-      }
-    }) as Store
+    const lossy = withAuthorize(store, async (i, inner) => {
+      if (i.urn === 'UUC2') throw new ERR_STORE_NOT_DONE('connection refused')
+      const r = await inner.authorize(i)
+      if (loseReply) { loseReply = false; throw new ERR_STORE_OUTCOME_UNKNOWN('no answer') }
+      return r
+    })
     let queueRefusals = 1
     const queue = queueStandInUnconfirmed(settlement)
     const logged: Array<Record<string, unknown>> = []
