@@ -123,6 +123,11 @@ export async function runSimulation (opts: SimOptions, makeStore: (clock: () => 
     stalled: (ref) => { stalled(ref) }
   }
 
+  // the stand-in books follow the balances a replay left below zero
+  if (sim.standIn !== null) {
+    const standIn = sim.standIn
+    sim.model.onBalance = (urn, available) => { standIn.balance(urn, available) }
+  }
   const books = new PartyBooks()
   const rules = compileSimRules()
   const world = buildWorld(rnd, enabled(opts, 'colliding-keys'))

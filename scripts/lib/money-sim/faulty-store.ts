@@ -158,7 +158,7 @@ export class FaultyStore implements Store {
       const met: ReplayOutcomeSeen = d === undefined ? 'applied' : d.debit !== auth.debit || d.last4 !== auth.last4 ? 'conflict' : d.code === '00' ? 'existing' : 'existing_decline'
       this.compare('replay', args, sim.model.authorize(auth, input.attempt, false, true), out,
         (r: AuthorizeResult) => ({ code: r.code, reason: r.reason, replayed: r.replayed }))
-      sim.standIn?.replayed(sim, key, input.attempt, met)
+      sim.standIn?.replayed(sim, key, input.attempt, met, input.urn)
     }, STORE_FAULTS)
   }
 

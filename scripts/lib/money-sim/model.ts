@@ -152,6 +152,8 @@ function safeAmount (n: number): boolean {
 
 export class Model {
   readonly customers = new Map<string, ModelCustomer>()
+  /** told of every change of a customer's available balance (the stand-in books follow balances below zero) */
+  onBalance: ((urn: string, available: number) => void) | null = null
   readonly decisions = new Map<string, ModelDecision>()
   readonly moneyOps = new Map<string, { amount: number, expiresAtMs: number }>()
   readonly windows = new Map<string, WindowEntry[]>()
@@ -482,9 +484,21 @@ export class Model {
 
   putCustomer (urn: string, status: CustomerStatus | undefined): Expect<{ status: CustomerStatus, available: number }> {
     let c = this.customers.get(urn)
-    if (c === undefined) this.customers.set(urn, c = { status: 'ACTIVE', available: 0, cards: new Map() })
+    if (c === undefined) this.customers.set(urn, c = this.newCustomer(urn))
     if (status !== undefined) c.status = status
     return { ok: { status: c.status, available: c.available } }
+  }
+
+  /** A customer whose every change of balance onBalance hears, wherever it is made. */
+  private newCustomer (urn: string): ModelCustomer {
+    let available = 0
+    const tell = (v: number): void => { this.onBalance?.(urn, v) }
+    return {
+      status: 'ACTIVE',
+      cards: new Map(),
+      get available (): number { return available },
+      set available (v: number) { available = v; tell(v) }
+    }
   }
 
   putCard (urn: string, last4: string, status: CardStatus): Expect<{ cards: Record<string, CardStatus> }> {

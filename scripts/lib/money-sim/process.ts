@@ -95,7 +95,10 @@ export class SimProcess {
         clock: sim.clock.now,
         // the replay's own timer never fires in a run: the simulation drives the replay (engine.ts)
         replayEveryMs: 2 ** 31 - 1,
-        onNegativeBalance: () => { standInBooks.figures.negative++ },
+        onNegativeBalance: (nb) => {
+          standInBooks.figures.negative++
+          standInBooks.told(refKey(nb.urn, nb.reference))
+        },
         queueNegativeBalance: queueStandInNegativeBalance(queue),
         queueUnconfirmed: async (u) => {
           await queueStandInUnconfirmed(queue)(u)

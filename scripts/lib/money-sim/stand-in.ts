@@ -8,7 +8,11 @@
 //   makes a second decision of an approval already replayed is money moved twice), and none is lost: once the
 //   instance says it has nothing left to replay, every approval the platform heard has reached the store, or
 //   was handed to the exception queue as standin_unconfirmed, which only an approval older than the store
-//   surely keeps a decision may be (an earlier replay of it may have been debited and forgotten).
+//   surely keeps a decision may be (an earlier replay of it may have been debited and forgotten);
+// - standin-negative-told: a replay the model applied below zero is told (a negative_balance exception) by the
+//   time the instance has nothing left to replay, even when its answer was lost or its process stopped, unless
+//   the customer's balance was back at zero or more in between (the instance looks at the balance as it is
+//   when it finds the replay applied) or the approval went to an operator as standin_unconfirmed.
 import { FileStandInJournal, type Adopted, type EntryName, type StandInEntry, type StandInJournal } from '../../../src/standin/journal.js'
 import { parsePolicy, type StandInPolicy } from '../../../src/standin/policy.js'
 import { DECISION_RETENTION_MS_MIN } from '../../../src/store/types.js'
@@ -134,6 +138,8 @@ export class StandInBooks {
    * at) owes no replay; if the replay met another answer, the platform's 00 is left to an operator as well
    */
   private readonly reached = new Map<string, ReplayOutcomeSeen>()
+  /** replays the model applied below zero that the instance has not told yet: refKey → urn */
+  private readonly untold = new Map<string, string>()
   /** when the platform was last answered 00 in stand-in for a reference, by refKey */
   private readonly approvedAt = new Map<string, number>()
   /** caps passed, found while a request was being answered: reported after the step (settled) */
@@ -144,6 +150,17 @@ export class StandInBooks {
   readonly figures: StandInFigures = {
     outages: 0, refused: 0, approved: 0, fromJournal: 0, declined: 0, declinedBy: {}, applied: 0, existing: 0, exceptions: 0, unheard: 0, unconfirmed: 0, negative: 0,
     windows: 0, cardCountMax: 0, cardAmountMax: 0, instanceCountMax: 0, instanceAmountMax: 0
+  }
+
+  /** The instance told a replay's negative balance (onNegativeBalance). */
+  told (key: string): void {
+    this.untold.delete(key)
+  }
+
+  /** A customer's balance changed in the model: back at zero or more, what its replays left below zero is settled. */
+  balance (urn: string, available: number): void {
+    if (available < 0 || this.untold.size === 0) return
+    for (const [key, u] of this.untold) if (u === urn) this.untold.delete(key)
   }
 
   /** A new approval of the reference is in a journal: the replay of an earlier one reached nothing of it. */
@@ -192,10 +209,13 @@ export class StandInBooks {
    * A replay of the approval made for `attempt` reached the store; `outcome` is what the model says it met
    * there. (A reference approved again in a later outage, its first decision forgotten, is another attempt.)
    */
-  replayed (sim: SimContext, key: string, attempt: string, outcome: ReplayOutcomeSeen): void {
+  replayed (sim: SimContext, key: string, attempt: string, outcome: ReplayOutcomeSeen, urn: string): void {
     const heard = this.owed.has(key)
     if (outcome === 'applied') {
       this.figures.applied++
+      // the model has applied it: what it left is the customer's balance now
+      const c = sim.model.customers.get(urn)
+      if (c !== undefined && c.available < 0) this.untold.set(key, urn)
       const approval = JSON.stringify([key, attempt])
       if (this.applied.has(approval)) sim.violation('standin-replayed-once', `${key} (attempt ${attempt}): replayed into a second decision`)
       this.applied.add(approval)
@@ -224,6 +244,7 @@ export class StandInBooks {
       sim.violation('standin-replayed-once', `${key}: handed to an operator unreplayed ${age} ms after its stand-in 00, within the store's memory of a decision`)
     }
     if (this.owed.delete(key)) this.exceptions.add(key)
+    this.untold.delete(key)
     if (!sim.outage && this.owed.size === 0) this.closeWindow()
   }
 
@@ -238,6 +259,12 @@ export class StandInBooks {
       const [key, o] = this.owed.entries().next().value as [string, { debit: number }]
       sim.violation('standin-replayed-once', `${this.owed.size} stand-in approvals answered 00 never reached the store, and the instance has nothing left to replay (first: ${key}, ${o.debit})`)
       this.owed.clear()
+    }
+    if (backlog === 0 && this.untold.size > 0) {
+      for (const [key, urn] of this.untold) {
+        sim.violation('standin-negative-told', `${key}: its replay left the balance below zero, the balance of ${JSON.stringify(urn)} stayed below zero (now ${sim.model.customers.get(urn)?.available ?? '?'}), and the instance has nothing left to replay without telling it`)
+      }
+      this.untold.clear()
     }
     if (this.owed.size === 0) this.closeWindow()
   }
