@@ -81,8 +81,6 @@ export class Keys {
    * (escaped, joined by ':') of its decisions in the bucket (see `refIndex` in lua/includes/common.lua)
    */
   refIndex (bucket: number, shard: number): string { return `${this.bucketStream(bucket)}:r:${shard}` }
-  /** the reference-index hash of the customer's bucket that holds the reference (see `refShard`) */
-  refIndexOf (urn: string, reference: string): string { return refIndexOf(this.stream(urn), reference) }
   /** the decision key of a journal index member */
   decisionOf (bucket: number, member: string): string { return `${this.prefix}{b${bucket}}:d:${member}` }
   /** which instance's relay sends the bucket's events now */
@@ -127,7 +125,7 @@ function refShardOfBytes (referencePart: string): number {
   return h % REF_INDEX_SHARDS
 }
 
-/** The reference-index hash of a bucket, given its stream's key, that holds the reference (see `refShard`). */
+/** The reference-index hash of a bucket, given its stream's key, that holds the reference: `Keys.refIndex` of its shard (`refShard`). */
 export function refIndexOf (stream: string, reference: string): string { return `${stream}:r:${refShard(part(reference))}` }
 
 /** A limit-window entry: amount first so a script can sum without a second lookup; reference makes it unique. */

@@ -220,9 +220,9 @@ export class RedisStore implements Store {
   private readonly waitReplicas: number
   private readonly abandonWaitMs: number
   private readonly compact: boolean
-  /** authorize through FCALL: null until the library is loaded, false where Redis will not (EVALSHA) */
   /** the authorize commands of one turn of the event loop in one write (coalesce-writes.ts) */
   private readonly coalescer = new WriteCoalescer()
+  /** authorize through FCALL: null until the library is loaded, false where Redis will not (EVALSHA) */
   private functions: boolean | null
   /** the library's load under way, if one is */
   private loading: Promise<void> | null = null

@@ -2,12 +2,12 @@
 // whatever order urns come in, every key is the one a Keys that never saw another urn gives.
 import t from 'tap'
 import { randomInt } from 'node:crypto'
-import { Keys, REF_INDEX_SHARDS, bucketOf, part, refShard } from '../../src/store/keys.js'
+import { Keys, REF_INDEX_SHARDS, bucketOf, part, refIndexOf, refShard } from '../../src/store/keys.js'
 
 const urns = ['U1', 'U2', 'U%2:x', 'U:3', 'U1', 'ü-4', 'U2']
 const keysOf = (k: Keys, urn: string): string[] => [
   k.customer(urn), k.cards(urn), k.decision(urn, 'TRN:1'), k.stream(urn), k.cardControls(urn, '4321'),
-  k.controlDaily(urn, '4321', 'POS', '20260101'), k.lifecycleIndex(urn), k.refIndexOf(urn, 'TRN:1'),
+  k.controlDaily(urn, '4321', 'POS', '20260101'), k.lifecycleIndex(urn), refIndexOf(k.stream(urn), 'TRN:1'),
   k.limit(urn, '4321', { ruleId: 'r', per: 'card' }), k.limit(urn, '4321', { ruleId: 'r', per: 'urn' })
 ]
 
@@ -42,5 +42,5 @@ t.test('refShard sums the UTF-8 bytes, whatever characters the reference has', a
   t.equal(seen.size, REF_INDEX_SHARDS, 'the references fall in every hash')
   t.equal(refShard('TRN1'), shardOfBytes('TRN1'))
   const k = new Keys('p:')
-  t.equal(k.refIndexOf('U:3', 'TRN:É'), k.refIndex(bucketOf('U:3'), shardOfBytes('TRN%3AÉ')), 'the hash of the urn\'s bucket and the escaped reference')
+  t.equal(refIndexOf(k.stream('U:3'), 'TRN:É'), k.refIndex(bucketOf('U:3'), shardOfBytes('TRN%3AÉ')), 'the hash of the urn\'s bucket and the escaped reference')
 })
