@@ -25,6 +25,7 @@ import { spawnEnv, spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scrip
 import { startChild, waitUntilReady, type Child } from '../scripts/lib/child.js'
 import { freePort } from '../scripts/lib/free-port.js'
 import { buildCheckout, cpuSeconds } from './lib/machine.js'
+import { FAIR_FLOOR_TARGETS } from './lib/fair-floor-script.js'
 import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { deleteByPrefix, redisVersion } from '../scripts/lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from '../scripts/lib/stats.js'
@@ -213,7 +214,6 @@ function ratioRow (a: Summary, b: Summary, label: string): string {
  * process and its allocation, as multiples of the fair floor's, overall and round by round (a round's pair ran
  * minutes apart at most: other work on the machine moves both), beside the targets.
  */
-const TARGETS = { node: 1.4, redis: 1.6, allocKb: 28 }
 function perDecision (name: string, e: Summary, f: Summary, rounds: Array<[Summary, Summary]>): string {
   const x = (v: number): string => Number.isFinite(v) ? `${v.toFixed(2)}×` : '-'
   const line = (label: string, mine: (s: Summary) => number, target: number): string => {
@@ -222,9 +222,9 @@ function perDecision (name: string, e: Summary, f: Summary, rounds: Array<[Summa
     return `  ${label.padEnd(12)}${x(overall).padStart(8)}   round by round ${each}   target ≤ ${target.toFixed(1)}×: ${overall <= target ? 'met' : 'not met'}\n`
   }
   return `\n${name} / fair floor, per decision:\n` +
-    line('Node CPU', (s) => s.nodeUs, TARGETS.node) +
-    line('Redis CPU', (s) => s.redisUs, TARGETS.redis) +
-    `  ${'allocation'.padEnd(12)}${`${e.allocKb.toFixed(1)} KB`.padStart(8)}   fair floor ${f.allocKb.toFixed(1)} KB   target ≤ ${TARGETS.allocKb} KB: ${e.allocKb <= TARGETS.allocKb ? 'met' : 'not met'}\n`
+    line('Node CPU', (s) => s.nodeUs, FAIR_FLOOR_TARGETS.node) +
+    line('Redis CPU', (s) => s.redisUs, FAIR_FLOOR_TARGETS.redis) +
+    `  ${'allocation'.padEnd(12)}${`${e.allocKb.toFixed(1)} KB`.padStart(8)}   fair floor ${f.allocKb.toFixed(1)} KB   target ≤ ${FAIR_FLOOR_TARGETS.allocKb} KB: ${e.allocKb <= FAIR_FLOOR_TARGETS.allocKb ? 'met' : 'not met'}\n`
 }
 
 /** A primary and one replica of it on free loopback ports, in sync; `stop` kills both. */

@@ -15,10 +15,10 @@ import type { Redis } from 'ioredis'
 import { AUTHORIZE_BODY, AUTHORIZE_DEFINITIONS, AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
-import { approvalInput } from './lib/decision-input.js'
+import { CHANNEL_CONTROL, approvalInput } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
 import { cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
-import { DECIDE_LUA, floorKeysOf } from './lib/fair-floor-script.js'
+import { DECIDE_LUA, FAIR_FLOOR_TARGETS, floorKeysOf } from './lib/fair-floor-script.js'
 import type { ControlsInput } from '../src/domain/controls.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' }, parts: { type: 'boolean', default: false } } })
@@ -28,9 +28,6 @@ const rounds = Number(v.rounds)
 /** redis-benchmark puts a fresh 12-digit number in place of each __rand_int__ of a call: a new reference */
 const REF = 'R__rand_int__'
 const URN = 'U1'
-
-/** the channel's card control, as the bench's requests have: on, no limits (bench/lib/store-worker.ts) */
-const POS: ControlsInput = { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: null }], day: '20261124' }
 
 /** The authorize script's key count, keys and arguments for one approval of 1, from the store itself. */
 function authorizeArgs (store: RedisStore, controls?: ControlsInput): string[] {
@@ -63,9 +60,6 @@ function without (part: Part, i: number): { library: string, fn: string } {
   return { fn, library: `#!lua name=extauth_bench_part_${i}\n${cut(AUTHORIZE_DEFINITIONS, part.definitions)}\nredis.register_function('${fn}', function (KEYS, ARGV)\n${cut(AUTHORIZE_BODY, part.body)}\nend)\n` }
 }
 
-/** what bench/bench.ts measures extauth against (Redis CPU per decision: 1.6 times it at most is the target) */
-const REDIS_TARGET = 1.6
-
 interface Stat { calls: number, usec: number }
 async function commandStats (admin: Redis): Promise<Map<string, Stat>> {
   const out = new Map<string, Stat>()
@@ -97,7 +91,7 @@ async function main (): Promise<void> {
     const variants: Array<{ name: string, command: string, argv: string[] }> = [
       { name: 'EVALSHA of the script', command: 'evalsha', argv: ['EVALSHA', sha, ...args] },
       { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] },
-      { name: CONTROL, command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...authorizeArgs(store, POS)] },
+      { name: CONTROL, command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...authorizeArgs(store, CHANNEL_CONTROL)] },
       // as the fair floor sends it (EVALSHA): debit 1, a deadline out of reach, the record kept 8 days
       { name: FLOOR, command: 'evalsha', argv: ['EVALSHA', floorSha, '3', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400)] }
     ]
@@ -155,7 +149,7 @@ async function main (): Promise<void> {
     out.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
     const floorCpu = of(cpuPerCall, FLOOR)
     const x2 = (r: number): string => Number.isFinite(r) && r > 0 ? r.toFixed(2) : '-'
-    out.write(`\nRedis CPU per call against the fair floor's script (target ≤ ${REDIS_TARGET}×), round by round:\n`)
+    out.write(`\nRedis CPU per call against the fair floor's script (target ≤ ${FAIR_FLOOR_TARGETS.redis}×), round by round:\n`)
     for (const name of ['FCALL of the function', CONTROL]) {
       const ratios = of(cpuPerCall, name).map((x, i) => x / (floorCpu[i] as number))
       out.write(`  ${name.padEnd(24)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)

@@ -6,6 +6,9 @@ import type { ControlsInput } from '../../src/domain/controls.js'
 import { fingerprintOf } from '../../src/decision/pipeline.js'
 import { CARD_LAST4 } from '../../k6/scenario.js'
 
+/** the channel's card control, as the bench's requests have: on, no limits */
+export const CHANNEL_CONTROL: ControlsInput = { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: null }], day: '20261124' }
+
 export function approvalInput (o: { urn: string, reference: string, attempt: string, debitAmount: number, deadlineInMs: number, controls?: ControlsInput }): AuthorizeInput {
   const { urn, reference, debitAmount } = o
   const amount = String(debitAmount)

@@ -1,5 +1,8 @@
 // The fair floor's one script (bench/fair-floor-server.ts), apart so that bench/script-cost.ts can send it
-// beside extauth's authorize script.
+// beside extauth's authorize script; and what extauth may cost per decision against the fair floor.
+
+/** extauth per decision at most: Node and Redis CPU as multiples of the fair floor's, and its allocation (KB) */
+export const FAIR_FLOOR_TARGETS = { node: 1.4, redis: 1.6, allocKb: 28 }
 
 /** Keys of one customer share a hash tag, as extauth's do; decision records are `<prefix>{urn}:d:<reference>`. */
 export const floorKeysOf = (prefix: string) => (urn: string): { customer: string, cards: string, decision: (reference: string) => string } => ({

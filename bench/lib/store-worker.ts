@@ -6,8 +6,7 @@
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import { pathToFileURL } from 'node:url'
-import type { ControlsInput } from '../../src/domain/controls.js'
-import { approvalInput } from './decision-input.js'
+import { CHANNEL_CONTROL, approvalInput } from './decision-input.js'
 
 const { values: v } = parseArgs({
   options: {
@@ -22,8 +21,6 @@ const calls = Number(v.calls)
 const url = `redis://127.0.0.1:${v.port ?? ''}`
 const URNS = 1000
 const IN_FLIGHT = 32
-/** the channel's card control, as the bench's requests have: on, no limits */
-const POS: ControlsInput = { defaults: [{ kind: 'POS', enabled: true, perTransactionMax: null, dailyMax: null }], day: '20261124' }
 
 interface StoreLike {
   connect: () => Promise<void>
@@ -61,7 +58,7 @@ async function main (): Promise<void> {
       await store.credit(`U${i}`, 1e12, `open-${i}`)
     }
     call = async (i) => {
-      const d = await store.authorize(approvalInput({ urn: `U${i % URNS}`, reference: `R${process.pid}-${i}`, attempt: `A${i}`, debitAmount: 100, deadlineInMs: 1200, controls: POS }))
+      const d = await store.authorize(approvalInput({ urn: `U${i % URNS}`, reference: `R${process.pid}-${i}`, attempt: `A${i}`, debitAmount: 100, deadlineInMs: 1200, controls: CHANNEL_CONTROL }))
       if (d.code !== '00') throw new Error(`decision ${i} answered ${d.code}`)
     }
     close = async () => { await store.close() }

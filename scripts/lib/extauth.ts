@@ -13,7 +13,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The settings a spawned extauth takes from the caller's environment (the rest are the spawn's own):
  * `npm run load -- --spawn`, `npm run bench` and `npm run bench:scale` pass them on (SHED_EVENT_LOOP_DELAY_MS=0:
  * no shedding, for a run that counts answers on a busy machine). */
-export const SPAWN_PASSED = ['DECISION_DEADLINE_MS', 'SHED_EVENT_LOOP_DELAY_MS'] as const
+const SPAWN_PASSED = ['DECISION_DEADLINE_MS', 'SHED_EVENT_LOOP_DELAY_MS'] as const
 
 export function spawnEnv (env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {}
