@@ -25,7 +25,7 @@ import { buildCheckout, cpuSeconds, has } from './lib/machine.js'
 import { ownCluster, type OwnCluster } from './lib/own-cluster.js'
 import type { LoadConfig, LoadResult } from './lib/scale-load.js'
 
-/** warm-up and rounds of one phase (there are two) must fit in this */
+/** warm-up and rounds of one phase (two, three with --events) must fit in this */
 const BUDGET_PER_PHASE_S = 150
 /** how long the events already in the outbox (the seeding's; the saturated rounds') may take to be delivered
  * before the next rounds start anyway */
@@ -164,14 +164,13 @@ interface EventsFigure {
    * throughput without events */
   atRate?: AtRateFigure
 }
+/** the answers' statuses, codes and errors, added up over rounds */
+interface Tally { statuses: Record<string, number>, codes: Record<string, number>, errors: number }
 /** what the load processes were answered over some rounds: the rate, the latencies, the answers */
-interface Answered {
+interface Answered extends Tally {
   decisionsPerS: number
   p50Ms: number
   p99Ms: number
-  statuses: Record<string, number>
-  codes: Record<string, number>
-  errors: number
 }
 interface AtRateFigure extends Answered {
   offeredPerS: number
@@ -210,6 +209,23 @@ function histPercentile (hist: Map<number, number>, p: number): number {
     if (seen >= rank) return b / 100
   }
   return (buckets[buckets.length - 1] as number) / 100
+}
+/**
+ * One round's results added into `into` and each histogram; the round's decisions and its length (the slowest
+ * load process's).
+ */
+function tally (results: LoadResult[], into: Tally, ...hists: Array<Map<number, number>>): { completed: number, seconds: number } {
+  let completed = 0
+  let seconds = 0
+  for (const res of results) {
+    completed += res.completed
+    seconds = Math.max(seconds, res.elapsedS)
+    for (const [bucket, count] of res.histogram) for (const h of hists) h.set(bucket, (h.get(bucket) ?? 0) + count)
+    add(into.statuses, res.statuses)
+    add(into.codes, res.codes)
+    into.errors += res.errors
+  }
+  return { completed, seconds }
 }
 const usEach = (cpuS: number, n: number): number => n > 0 ? cpuS / n * 1e6 : Number.NaN
 const coreOf = (c: number): number | null => pin ? c : null
@@ -310,7 +326,7 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: Receiver
       await drain()
       const h = new Map<number, number>()
       const outbox: AtRateFigure['backlog'] = []
-      const fig = { statuses: {}, codes: {}, errors: 0 }
+      const fig: Tally = { statuses: {}, codes: {}, errors: 0 }
       let done = 0
       let dropped = 0
       let seconds = 0
@@ -321,20 +337,13 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: Receiver
         const results = await runAll(durationS, rate)
         const received1 = receiver !== undefined ? await receiver.count() : 0
         const b1 = await backlog()
-        let roundS = 0
-        for (const res of results) {
-          done += res.completed
-          dropped += res.dropped
-          roundS = Math.max(roundS, res.elapsedS)
-          for (const [bucket, count] of res.histogram) h.set(bucket, (h.get(bucket) ?? 0) + count)
-          add(fig.statuses, res.statuses)
-          add(fig.codes, res.codes)
-          fig.errors += res.errors
-        }
-        seconds += roundS
+        const round = tally(results, fig, h)
+        for (const res of results) dropped += res.dropped
+        done += round.completed
+        seconds += round.seconds
         delivered += received1 - received0
         outbox.push({ start: b0, end: b1 })
-        say(`${label} at ${rate.toFixed(0)} requests/s offered, round ${r + 1}: ${(results.reduce((a, x) => a + x.completed, 0) / roundS).toFixed(0)} decisions/s, ` +
+        say(`${label} at ${rate.toFixed(0)} requests/s offered, round ${r + 1}: ${(round.completed / round.seconds).toFixed(0)} decisions/s, ` +
           `events delivered ${received1 - received0}, outbox ${b0} → ${b1}\n`)
       }
       const first = outbox[0] as { start: number }
@@ -360,9 +369,7 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: Receiver
     const zero = (n: number): number[] => Array.from({ length: n }, () => 0)
     const sums = { dec: zero(instances), decN: zero(instances), shard: zero(shardCount), fcall: zero(shardCount), load: zero(instances), relay: zero(relayPids.length), receiver: 0, delivered: 0 }
     const hist = new Map<number, number>()
-    const statuses: Record<string, number> = {}
-    const codes: Record<string, number> = {}
-    let errors = 0
+    const answers: Tally = { statuses: {}, codes: {}, errors: 0 }
     let decisions = 0
     let elapsedS = 0
     const roundFigures: PhaseResult['rounds'] = []
@@ -380,20 +387,8 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: Receiver
       const received1 = receiver !== undefined ? await receiver.count() : 0
       const b1 = receiver !== undefined ? await backlog() : 0
       const roundHist = new Map<number, number>()
-      let n = 0
-      let roundS = 0
-      results.forEach((res, i) => {
-        n += res.completed
-        roundS = Math.max(roundS, res.elapsedS)
-        sums.decN[i] = (sums.decN[i] as number) + res.completed
-        for (const [bucket, count] of res.histogram) {
-          roundHist.set(bucket, (roundHist.get(bucket) ?? 0) + count)
-          hist.set(bucket, (hist.get(bucket) ?? 0) + count)
-        }
-        add(statuses, res.statuses)
-        add(codes, res.codes)
-        errors += res.errors
-      })
+      const { completed: n, seconds: roundS } = tally(results, answers, roundHist, hist)
+      results.forEach((res, i) => { sums.decN[i] = (sums.decN[i] as number) + res.completed })
       const inc = (into: number[], a: number[], b: number[]): void => { a.forEach((x, i) => { into[i] = (into[i] as number) + (b[i] as number) - x }) }
       inc(sums.dec, dec0, dec1)
       inc(sums.shard, shard0, shard1)
@@ -425,9 +420,7 @@ async function phase (shardCount: number, keys: PlatformKeys, receiver: Receiver
       decisionsPerS: decisions / elapsedS,
       p50Ms: histPercentile(hist, 50),
       p99Ms: histPercentile(hist, 99),
-      statuses,
-      codes,
-      errors,
+      ...answers,
       rounds: roundFigures,
       nodeUsPerDecision: usEach(sums.dec.reduce((a, x) => a + x, 0), decisions),
       redisUsPerDecision: usEach(sums.shard.reduce((a, x) => a + x, 0), decisions),
