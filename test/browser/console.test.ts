@@ -12,12 +12,10 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import type { Browser, Page } from 'playwright-core'
-import { consoleFixture, KEYS, LAST4, URN, XSS, type Fixture } from '../console/fixture.js'
+import { consoleFixture, KEYS, LAST4, STANDIN_OPERATOR, standInConsoleFixture, URN, XSS, type Fixture } from '../console/fixture.js'
 import { REPO_ROOT } from '../helpers/server-process.js'
 import { launch, missingBrowser } from './browser.js'
 import { settlementFor } from '../../src/settlement/for-store.js'
-import { keysFile, type KeySpec } from '../helpers/admin-keys.js'
-import { policyFile } from '../standin/helpers.js'
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs/operations/console') : null
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
@@ -236,9 +234,8 @@ async function main (): Promise<void> {
   })
 
   t.test('an on-call operator forces stand-in on from the queues page, with a reason, and sees it', async (t) => {
-    const operator = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] } satisfies KeySpec
-    const keys = keysFile(t, [...Object.values(KEYS), operator])
-    const f = await consoleFixture(t, { env: { STANDIN_POLICY_FILE: policyFile(t), ADMIN_KEYS_FILE: keys.path } })
+    const operator = STANDIN_OPERATOR
+    const f = await standInConsoleFixture(t)
     const { admin } = await listen(f)
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } })
     t.teardown(async () => { await ctx.close() })

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { build, type Built, type BuildOptions } from '../helpers/app.js'
 import { keysFile, type KeySpec } from '../helpers/admin-keys.js'
 import { authBody, platformHeaders } from '../helpers/config.js'
+import { policyFile } from '../standin/helpers.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -17,6 +18,9 @@ export const KEYS = {
   reader: { id: 'support-reader', key: 'reader-key-0123456789abcdef', scopes: ['read'] },
   agent: { id: 'support-agent', key: 'agent-key-0123456789abcdef', scopes: ['read', 'money:write', 'customers:write', 'controls:write', 'events', 'rules:reload'] }
 } satisfies Record<string, KeySpec>
+
+/** an on-call operator's key: it may force stand-in (standInConsoleFixture) */
+export const STANDIN_OPERATOR = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] } satisfies KeySpec
 
 export const RULES = {
   rules: [
@@ -36,11 +40,12 @@ export async function decide (built: Built, over: Record<string, unknown>): Prom
   return { ref: String(body.transactionReferenceNumber), code: String((res.json<{ responseCode: string }>()).responseCode) }
 }
 
-export async function consoleFixture (t: Teardown, opts: BuildOptions = {}): Promise<Fixture> {
+/** `extraKeys`: admin keys beside KEYS */
+export async function consoleFixture (t: Teardown, opts: BuildOptions = {}, extraKeys: KeySpec[] = []): Promise<Fixture> {
   const rulesDir = mkdtempSync(join(tmpdir(), 'extauth-console-rules-'))
   t.teardown(() => { rmSync(rulesDir, { recursive: true, force: true }) })
   writeFileSync(join(rulesDir, '10-console.json'), JSON.stringify(RULES, null, 2))
-  const keys = keysFile(t, Object.values(KEYS))
+  const keys = keysFile(t, [...Object.values(KEYS), ...extraKeys])
   const built = await build(t, { ...opts, env: { RULES_DIR: rulesDir, ADMIN_KEYS_FILE: keys.path, ...opts.env } })
   const store = built.deps.store
   await store.putCustomer(URN, { customerId: 'CUST-C1' })
@@ -54,4 +59,9 @@ export async function consoleFixture (t: Teardown, opts: BuildOptions = {}): Pro
   await decide(built, { channel: 'ATM', transactionAmount: '150000' })
   if (approved.code !== '00' || hostile.code !== '00' || rule.code !== '05' || funds.code !== '51') throw new Error(`fixture decisions: ${JSON.stringify({ approved, hostile, rule, funds })}`)
   return { ...built, refs: { approved: approved.ref, hostile: hostile.ref, rule: rule.ref, funds: funds.ref } }
+}
+
+/** The console with stand-in configured (test/standin's policy) and STANDIN_OPERATOR's key beside KEYS. */
+export async function standInConsoleFixture (t: Teardown): Promise<Fixture> {
+  return await consoleFixture(t, { env: { STANDIN_POLICY_FILE: policyFile(t) } }, [STANDIN_OPERATOR])
 }

@@ -4,18 +4,14 @@
 // nothing; a key without the scope sees no form and its forged POST is refused 403 and audited.
 import t from 'tap'
 import { CONSOLE, ConsoleClient, textOf } from './client.js'
-import { KEYS, consoleFixture } from './fixture.js'
-import { keysFile, type KeySpec } from '../helpers/admin-keys.js'
-import { policyFile } from '../standin/helpers.js'
+import { KEYS, STANDIN_OPERATOR as OPERATOR, standInConsoleFixture } from './fixture.js'
 import type { MemoryStore } from '../../src/store/memory.js'
 
 const queues = `${CONSOLE}/queues`
 const force = `${CONSOLE}/queues/standin/force`
-const OPERATOR = { id: 'on-call', key: 'on-call-key-0123456789abcdef', scopes: ['read', 'standin'] } satisfies KeySpec
 
 t.test('an operator forces stand-in on and ends it, with a reason; a reader cannot', async (t) => {
-  const keys = keysFile(t, [...Object.values(KEYS), OPERATOR])
-  const f = await consoleFixture(t, { env: { STANDIN_POLICY_FILE: policyFile(t), ADMIN_KEYS_FILE: keys.path } })
+  const f = await standInConsoleFixture(t)
   const standIn = f.deps.standIn
   if (standIn === undefined) throw new Error('stand-in not configured')
   const store = f.deps.store as MemoryStore
