@@ -5,7 +5,9 @@
 // the rounds, and of it what the Redis commands the script calls take. redis-server runs on a port of its own,
 // pinned to one core, and redis-benchmark (C, light) sends the calls from the other, so the figures are Redis's
 // and little else's. A plain approval of a known customer and card, no limits or controls, and the same with
-// the channel's card control on (as the bench's requests have). Not a test.
+// the channel's card control on (as the bench's requests have); and the fair floor's script with the record, the
+// event and the journal's indexes the contract adds, in extauth's bytes (DECIDE_WITH_WRITES_LUA): the least those
+// guarantees cost. Not a test.
 //   npm run bench:script [-- --calls 20000 --rounds 15]
 //   npm run bench:script -- --parts     # and what each part of the script costs: the call without it, taking turns
 // Needs redis-server and redis-benchmark (Debian: redis-server and redis-tools), taskset if there (util-linux).
@@ -18,7 +20,7 @@ import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { CHANNEL_CONTROL, approvalInput } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
 import { cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
-import { DECIDE_LUA, FAIR_FLOOR_TARGETS, floorKeysOf } from './lib/fair-floor-script.js'
+import { DECIDE_LUA, DECIDE_WITH_WRITES_LUA, FAIR_FLOOR_TARGETS, floorKeysOf } from './lib/fair-floor-script.js'
 import type { ControlsInput } from '../src/domain/controls.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' }, parts: { type: 'boolean', default: false } } })
@@ -32,6 +34,27 @@ const URN = 'U1'
 /** The authorize script's key count, keys and arguments for one approval of 1, from the store itself. */
 function authorizeArgs (store: RedisStore, controls?: ControlsInput): string[] {
   return store.authorizeArgs(approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000, ...(controls !== undefined ? { controls } : {}) }))
+}
+/**
+ * What one approval by extauth's function writes: its decision record and its event's data and extra data, so
+ * that the fair floor's script with the contract's writes (DECIDE_WITH_WRITES_LUA) stores the same bytes.
+ */
+async function extauthWrites (admin: Redis, store: RedisStore): Promise<{ record: string, data: string, extra: string }> {
+  const reference = 'R1'
+  const keys = store.keys
+  await admin.hset(keys.customer(URN), 'status', 'ACTIVE', 'available', '1000')
+  await admin.hset(keys.cards(URN), CARD_LAST4, 'ACTIVE')
+  const reply = await admin.call('FCALL', AUTHORIZE_FUNCTION, ...store.authorizeArgs(approvalInput({ urn: URN, reference, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 60_000 }))) as unknown[]
+  const record = await admin.get(keys.decision(URN, reference))
+  const entries = await admin.xrange(keys.stream(URN), '-', '+')
+  const fields = entries[0]?.[1] ?? []
+  const field = (name: string): string | undefined => fields[fields.indexOf(name) + 1]
+  const [data, extra] = [field('d'), field('x')]
+  if (reply[0] !== '00' || record === null || entries.length !== 1 || data === undefined || extra === undefined) {
+    throw new Error(`extauth's approval did not write what it should (answer ${String(reply[0])}, ${entries.length} events)`)
+  }
+  await admin.flushall()
+  return { record, data, extra }
 }
 /**
  * The parts of the authorize function a decision pays for beyond the fair floor's script, each taken out of a
@@ -82,18 +105,28 @@ async function main (): Promise<void> {
     const keys = store.keys
     const sha = await admin.script('LOAD', AUTHORIZE_LUA) as string
     const floorSha = await admin.script('LOAD', DECIDE_LUA) as string
+    const writesSha = await admin.script('LOAD', DECIDE_WITH_WRITES_LUA) as string
     await admin.call('FUNCTION', 'LOAD', 'REPLACE', AUTHORIZE_LIBRARY)
     const pid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1])
     const args = authorizeArgs(store)
     const floorKeys = floorKeysOf('bench-floor:')(URN)
     const FLOOR = 'the fair floor\'s script'
     const CONTROL = 'FCALL, channel control'
+    const WRITES = 'fair floor + record, event'
+    const WRITES_INDEXES = 'fair floor + record, event, indexes'
+    const written = await extauthWrites(admin, store)
+    const floorStream = `bench-floor:{${URN}}:s`
+    const withWrites = (indexes: boolean): string[] => ['EVALSHA', writesSha, '6', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), floorStream,
+      `${floorStream}:j`, `${floorStream}:r:0`, CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400),
+      written.record, written.data, written.extra, URN, `${URN}:${REF}`, REF, String(Date.now()), indexes ? '1' : '0']
     const variants: Array<{ name: string, command: string, argv: string[] }> = [
       { name: 'EVALSHA of the script', command: 'evalsha', argv: ['EVALSHA', sha, ...args] },
       { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] },
       { name: CONTROL, command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...authorizeArgs(store, CHANNEL_CONTROL)] },
       // as the fair floor sends it (EVALSHA): debit 1, a deadline out of reach, the record kept 8 days
-      { name: FLOOR, command: 'evalsha', argv: ['EVALSHA', floorSha, '3', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400)] }
+      { name: FLOOR, command: 'evalsha', argv: ['EVALSHA', floorSha, '3', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400)] },
+      { name: WRITES, command: 'evalsha', argv: withWrites(false) },
+      { name: WRITES_INDEXES, command: 'evalsha', argv: withWrites(true) }
     ]
     const partVariants = v.parts === true ? PARTS.map((part, i) => ({ part, ...without(part, i) })) : []
     for (const p of partVariants) {
@@ -150,9 +183,9 @@ async function main (): Promise<void> {
     const floorCpu = of(cpuPerCall, FLOOR)
     const x2 = (r: number): string => Number.isFinite(r) && r > 0 ? r.toFixed(2) : '-'
     out.write(`\nRedis CPU per call against the fair floor's script (target ≤ ${FAIR_FLOOR_TARGETS.redis}×), round by round:\n`)
-    for (const name of ['FCALL of the function', CONTROL]) {
+    for (const name of ['FCALL of the function', CONTROL, WRITES, WRITES_INDEXES]) {
       const ratios = of(cpuPerCall, name).map((x, i) => x / (floorCpu[i] as number))
-      out.write(`  ${name.padEnd(24)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)
+      out.write(`  ${name.padEnd(NAME - 2)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)
     }
     if (partVariants.length > 0) {
       const full = of(perCall, 'FCALL of the function')

@@ -37,3 +37,31 @@ if code == '00' and ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'availabl
 redis.call('SET', KEYS[3], code .. '|' .. fp, 'EX', ARGV[4])
 return {code, '0'}
 `
+
+/**
+ * The fair floor's script with the writes the contract adds to an approval, each in the cheapest form Redis
+ * has and with extauth's own payloads, and nothing else (bench/script-cost.ts): the least any script keeping
+ * those guarantees costs Redis. The record is stored with the request's side (extauth's record, as the journal
+ * reads it back), the decision.created event goes to the bucket's stream in the same step (extauth's entry,
+ * sent whole: no bound on the stream), and with ARGV[12] '1' the journal's two indexes are written too (its time
+ * index, the reference index; neither trimmed). No rules, limits, card controls or hold check.
+ *
+ * KEYS[1..3] as DECIDE_LUA's   KEYS[4] the stream   KEYS[5] the time index   KEYS[6] the reference-index hash
+ * ARGV[1..4] as DECIDE_LUA's   ARGV[5] extauth's record   ARGV[6], ARGV[7] the event's data and extra data
+ * ARGV[8] urn   ARGV[9] time-index member   ARGV[10] reference   ARGV[11] arrival epoch ms   ARGV[12] '1': the indexes
+ */
+const WRITES: Array<[string, string]> = [
+  // the stored value starts with the fair floor's own record
+  ['if string.sub(rec, 4) ~= fp then', 'if string.sub(rec, 4, 3 + #fp) ~= fp then'],
+  ["redis.call('SET', KEYS[3], code .. '|' .. fp, 'EX', ARGV[4])\n", `redis.call('SET', KEYS[3], code .. '|' .. fp .. '\\n' .. ARGV[5], 'EX', ARGV[4])
+redis.call('XADD', KEYS[4], '*', 't', 'decision.created', 'u', ARGV[8], 'd', ARGV[6], 'x', ARGV[7])
+if ARGV[12] == '1' then
+  redis.call('ZADD', KEYS[5], ARGV[11], ARGV[9])
+  redis.call('HSETNX', KEYS[6], ARGV[10], ARGV[8])
+end
+`]
+]
+export const DECIDE_WITH_WRITES_LUA = WRITES.reduce((lua, [from, to]) => {
+  if (!lua.includes(from)) throw new Error(`DECIDE_WITH_WRITES_LUA: "${from.trim()}" is no longer in DECIDE_LUA`)
+  return lua.replace(from, to)
+}, DECIDE_LUA)
