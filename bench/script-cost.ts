@@ -6,10 +6,11 @@
 // pinned to one core, and redis-benchmark (C, light) sends the calls from the other, so the figures are Redis's
 // and little else's. A plain approval of a known customer and card, no limits or controls, and the same with
 // the channel's card control on (as the bench's requests have); and the fair floor's script with the record, the
-// event and the journal's indexes the contract adds, in extauth's bytes (DECIDE_WITH_WRITES_LUA): the least those
-// guarantees cost. Not a test.
+// event and the journal's indexes of extauth's present layout, in extauth's bytes (DECIDE_WITH_WRITES_LUA): the
+// least that layout costs. Not a test.
 //   npm run bench:script [-- --calls 20000 --rounds 15]
 //   npm run bench:script -- --parts     # and what each part of the script costs: the call without it, taking turns
+//   npm run bench:script -- --instructions [--parts]   # Redis instructions (valgrind), not CPU time: the same whatever else runs
 // Needs redis-server and redis-benchmark (Debian: redis-server and redis-tools), taskset if there (util-linux).
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
@@ -19,42 +20,53 @@ import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
 import { CHANNEL_CONTROL, approvalInput } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
-import { cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
+import { Instructions, cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
 import { DECIDE_LUA, DECIDE_WITH_WRITES_LUA, FAIR_FLOOR_TARGETS, floorKeysOf } from './lib/fair-floor-script.js'
 import type { ControlsInput } from '../src/domain/controls.js'
+import type { AuthorizeInput } from '../src/store/types.js'
 
-const { values: v } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '15' }, parts: { type: 'boolean', default: false } } })
-const calls = Number(v.calls)
-const rounds = Number(v.rounds)
+const { values: v } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, parts: { type: 'boolean', default: false }, instructions: { type: 'boolean', default: false } } })
+/** --instructions: Redis's cost counted in instructions (Instructions, under valgrind: some 50 times slower), not CPU time */
+const counting = v.instructions === true
+const calls = Number(v.calls ?? (counting ? 2000 : 20000))
+const rounds = Number(v.rounds ?? (counting ? 3 : 15))
 
 /** redis-benchmark puts a fresh 12-digit number in place of each __rand_int__ of a call: a new reference */
 const REF = 'R__rand_int__'
 const URN = 'U1'
 
+/** One approval of 1, as the bench sends it (a fresh reference a call, see REF), from the store itself. */
+const approval = (controls?: ControlsInput): AuthorizeInput =>
+  approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000, ...(controls !== undefined ? { controls } : {}) })
 /** The authorize script's key count, keys and arguments for one approval of 1, from the store itself. */
 function authorizeArgs (store: RedisStore, controls?: ControlsInput): string[] {
-  return store.authorizeArgs(approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000, ...(controls !== undefined ? { controls } : {}) }))
+  return store.authorizeArgs(approval(controls))
 }
 /**
- * What one approval by extauth's function writes: its decision record and its event's data and extra data, so
- * that the fair floor's script with the contract's writes (DECIDE_WITH_WRITES_LUA) stores the same bytes.
+ * What one approval by extauth's function writes (the bench's approval, with REF as its reference: the same
+ * lengths): its decision record's head and rest and its event's data, so that the fair floor's script with
+ * extauth's writes (DECIDE_WITH_WRITES_LUA) stores the same bytes. The event's extra data is the record's rest.
  */
-async function extauthWrites (admin: Redis, store: RedisStore): Promise<{ record: string, data: string, extra: string }> {
-  const reference = 'R1'
+async function extauthWrites (admin: Redis, store: RedisStore): Promise<{ head: string, rest: string, data: string }> {
   const keys = store.keys
   await admin.hset(keys.customer(URN), 'status', 'ACTIVE', 'available', '1000')
   await admin.hset(keys.cards(URN), CARD_LAST4, 'ACTIVE')
-  const reply = await admin.call('FCALL', AUTHORIZE_FUNCTION, ...store.authorizeArgs(approvalInput({ urn: URN, reference, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 60_000 }))) as unknown[]
-  const record = await admin.get(keys.decision(URN, reference))
+  const reply = await admin.call('FCALL', AUTHORIZE_FUNCTION, ...store.authorizeArgs(approval())) as unknown[]
+  const record = await admin.get(keys.decision(URN, REF))
   const entries = await admin.xrange(keys.stream(URN), '-', '+')
   const fields = entries[0]?.[1] ?? []
-  const field = (name: string): string | undefined => fields[fields.indexOf(name) + 1]
+  // field names are at even positions, each followed by its value
+  const field = (name: string): string | undefined => {
+    const i = fields.findIndex((f, j) => j % 2 === 0 && f === name)
+    return i < 0 ? undefined : fields[i + 1]
+  }
   const [data, extra] = [field('d'), field('x')]
-  if (reply[0] !== '00' || record === null || entries.length !== 1 || data === undefined || extra === undefined) {
-    throw new Error(`extauth's approval did not write what it should (answer ${String(reply[0])}, ${entries.length} events)`)
+  const lf = record?.indexOf('\n') ?? -1
+  if (reply[0] !== '00' || record === null || lf < 0 || entries.length !== 1 || data === undefined || extra !== record.slice(lf + 1)) {
+    throw new Error(`extauth's approval did not write a record and its event as this bench expects (answer ${String(reply[0])}, ${entries.length} events)`)
   }
   await admin.flushall()
-  return { record, data, extra }
+  return { head: record.slice(0, lf), rest: extra, data }
 }
 /**
  * The parts of the authorize function a decision pays for beyond the fair floor's script, each taken out of a
@@ -97,7 +109,8 @@ async function main (): Promise<void> {
   for (const cmd of ['redis-server', 'redis-benchmark']) {
     if (!has(cmd)) throw new Error(`${cmd} is not installed`)
   }
-  const { port, admin, stop } = await ownRedis({ core: 1 })
+  if (counting && !Instructions.available()) throw new Error('--instructions needs valgrind (Debian: valgrind)')
+  const { port, admin, stop } = await ownRedis({ core: 1, ...(counting ? { wrap: Instructions.wrap } : {}) })
   try {
     // never connected: it only puts the arguments together. All the calls go to one customer's bucket, whose
     // events no relay takes: a backlog bound out of reach, so the stream is never trimmed on the way
@@ -118,7 +131,9 @@ async function main (): Promise<void> {
     const floorStream = `bench-floor:{${URN}}:s`
     const withWrites = (indexes: boolean): string[] => ['EVALSHA', writesSha, '6', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), floorStream,
       `${floorStream}:j`, `${floorStream}:r:0`, CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400),
-      written.record, written.data, written.extra, URN, `${URN}:${REF}`, REF, String(Date.now()), indexes ? '1' : '0']
+      written.head, written.rest, written.data, URN, indexes ? '1' : '0', String(Date.now())]
+    // what each of these must have written on every call but a replay, else its figures are not of those writes
+    const mustWrite = new Map([[WRITES, ['set', 'xadd']], [WRITES_INDEXES, ['set', 'xadd', 'zadd', 'hsetnx']]])
     const variants: Array<{ name: string, command: string, argv: string[] }> = [
       { name: 'EVALSHA of the script', command: 'evalsha', argv: ['EVALSHA', sha, ...args] },
       { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] },
@@ -145,19 +160,27 @@ async function main (): Promise<void> {
         }
         await admin.config('RESETSTAT')
         const [b, a] = onCore(0, ['redis-benchmark', '-p', String(port), '-c', '8', '-n', String(calls), '-r', '1000000000', '-q', ...variant.argv])
+        if (counting) Instructions.zero(pid)
         const cpu0 = cpuSeconds(pid)
         execFileSync(b, a, { stdio: 'ignore' })
-        const cpu1 = cpuSeconds(pid)
+        // CPU µs, or with --instructions instructions (thousands), of the server over the calls
+        const cost = counting ? Instructions.read(pid) / 1000 : (cpuSeconds(pid) - cpu0) * 1e6
         const stats = await commandStats(admin)
         const own = stats.get(variant.command)
         if (own === undefined || own.calls < calls) throw new Error(`${variant.name}: ${own?.calls ?? 0} of ${calls} calls ran`)
         const failed = /failed_calls=(\d+)/.exec((await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith(`cmdstat_${variant.command}:`)) ?? '')
         if (Number(failed?.[1] ?? 0) > 0) throw new Error(`${variant.name}: ${failed?.[1] ?? ''} calls failed`)
+        // a call whose fresh reference happened to be drawn before is a replay, which writes nothing
+        const wrote = stats.get('set')?.calls ?? 0
+        for (const command of mustWrite.get(variant.name) ?? []) {
+          const n = stats.get(command)?.calls ?? 0
+          if (n !== wrote || n < own.calls * 0.99) throw new Error(`${variant.name}: ${n} ${command.toUpperCase()} in ${own.calls} calls`)
+        }
         const list = perCall.get(variant.name) ?? []
         list.push(own.usec / own.calls)
         perCall.set(variant.name, list)
         const cpus = cpuPerCall.get(variant.name) ?? []
-        cpus.push((cpu1 - cpu0) / own.calls * 1e6)
+        cpus.push(cost / own.calls)
         cpuPerCall.set(variant.name, cpus)
         const called = new Map<string, number>()
         for (const [name, s] of stats) if (name !== variant.command && !name.startsWith('config') && !name.startsWith('info')) called.set(name, s.usec / own.calls)
@@ -166,8 +189,9 @@ async function main (): Promise<void> {
     }
     const out = process.stdout
     const NAME = Math.max(26, ...variants.map((x) => x.name.length + 2))
-    out.write(`${calls} calls a round, ${rounds} rounds taking turns${pinned ? ', redis-server and redis-benchmark each on a core of its own' : ' (no taskset: not pinned)'}\n\n`)
-    out.write(`${''.padEnd(NAME)}${'µs/call'.padStart(9)}${'CPU µs/call'.padStart(13)}${'commands'.padStart(10)}   rounds (µs/call)\n`)
+    const COST = counting ? 'k instr/call' : 'CPU µs/call'
+    out.write(`${calls} calls a round, ${rounds} rounds taking turns${pinned ? ', redis-server and redis-benchmark each on a core of its own' : ' (no taskset: not pinned)'}${counting ? ', redis-server under valgrind (callgrind) counting instructions' : ''}\n\n`)
+    out.write(`${''.padEnd(NAME)}${'µs/call'.padStart(9)}${COST.padStart(13)}${'commands'.padStart(10)}   rounds (µs/call)\n`)
     for (const variant of variants) {
       const xs = perCall.get(variant.name) ?? []
       const commands = [...(inner.get(variant.name) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
@@ -175,29 +199,35 @@ async function main (): Promise<void> {
     }
     const of = (m: Map<string, number[]>, name: string): number[] => m.get(name) ?? []
     out.write(`\nFCALL / EVALSHA, round by round: ${roundByRound(of(perCall, 'FCALL of the function'), of(perCall, 'EVALSHA of the script'))}\n`)
-    out.write('µs/call: in the command (INFO commandstats); CPU µs/call: the redis-server process over the calls, reading\n' +
-      'the command and writing the reply included (what bench/bench.ts counts as Redis µs per decision)\n')
+    out.write(counting
+      ? 'µs/call: in the command (INFO commandstats), under valgrind; k instr/call: thousands of instructions the\n' +
+        'redis-server ran over the calls, reading the command and writing the reply included\n'
+      : 'µs/call: in the command (INFO commandstats); CPU µs/call: the redis-server process over the calls, reading\n' +
+        'the command and writing the reply included (what bench/bench.ts counts as Redis µs per decision)\n')
     out.write('"commands": the Redis commands the script calls, per call, of the last round\n')
     const top = [...(inner.get('FCALL of the function') ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
     out.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
     const floorCpu = of(cpuPerCall, FLOOR)
     const x2 = (r: number): string => Number.isFinite(r) && r > 0 ? r.toFixed(2) : '-'
-    out.write(`\nRedis CPU per call against the fair floor's script (target ≤ ${FAIR_FLOOR_TARGETS.redis}×), round by round:\n`)
+    out.write(`\nRedis ${counting ? 'instructions' : 'CPU'} per call against the fair floor's script (target ≤ ${FAIR_FLOOR_TARGETS.redis}×), round by round:\n`)
     for (const name of ['FCALL of the function', CONTROL, WRITES, WRITES_INDEXES]) {
       const ratios = of(cpuPerCall, name).map((x, i) => x / (floorCpu[i] as number))
       out.write(`  ${name.padEnd(NAME - 2)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)
     }
     if (partVariants.length > 0) {
-      const full = of(perCall, 'FCALL of the function')
-      out.write('\nWhat each part costs a plain approval\'s FCALL: the call, less the call without it (µs in the command), round by round:\n')
+      // in the command's µs; counting, in the server's instructions
+      const by = counting ? cpuPerCall : perCall
+      const unit = counting ? 'k instructions' : 'µs in the command'
+      const full = of(by, 'FCALL of the function')
+      out.write(`\nWhat each part costs a plain approval's FCALL: the call, less the call without it (${unit}), round by round:\n`)
       for (const p of partVariants) {
-        const saved = of(perCall, `without: ${p.part.name}`).map((x, i) => (full[i] as number) - x)
-        out.write(`  ${p.part.name.padEnd(40)}${median(saved).toFixed(1).padStart(6)} µs ${`(${(100 * median(saved) / median(full)).toFixed(0)} %)`.padStart(7)}   ${saved.map((x) => x.toFixed(1)).join(' ')}\n`)
+        const saved = of(by, `without: ${p.part.name}`).map((x, i) => (full[i] as number) - x)
+        out.write(`  ${p.part.name.padEnd(40)}${median(saved).toFixed(1).padStart(6)} ${counting ? 'k ' : 'µs'} ${`(${(100 * median(saved) / median(full)).toFixed(0)} %)`.padStart(7)}   ${saved.map((x) => x.toFixed(1)).join(' ')}\n`)
       }
     }
     // the kernel counts a process's CPU time in clock ticks (10 ms here, most often)
     const leastS = Math.min(...[...cpuPerCall.values()].flat()) * calls / 1e6
-    if (leastS < 0.2) out.write(`  (a round's CPU time is as little as ${(leastS * 1000).toFixed(0)} ms, counted in clock ticks: too few calls for these ratios)\n`)
+    if (!counting && leastS < 0.2) out.write(`  (a round's CPU time is as little as ${(leastS * 1000).toFixed(0)} ms, counted in clock ticks: too few calls for these ratios)\n`)
   } finally {
     stop()
   }

@@ -39,29 +39,33 @@ return {code, '0'}
 `
 
 /**
- * The fair floor's script with the writes the contract adds to an approval, each in the cheapest form Redis
- * has and with extauth's own payloads, and nothing else (bench/script-cost.ts): the least any script keeping
- * those guarantees costs Redis. The record is stored with the request's side (extauth's record, as the journal
- * reads it back), the decision.created event goes to the bucket's stream in the same step (extauth's entry,
- * sent whole: no bound on the stream), and with ARGV[12] '1' the journal's two indexes are written too (its time
- * index, the reference index; neither trimmed). No rules, limits, card controls or hold check.
+ * The fair floor's script with the writes of extauth's present layout added to every decision, each in the
+ * cheapest form Redis has and with extauth's own bytes, and nothing else (bench/script-cost.ts): the record with
+ * the request's side (head and rest, as the journal reads it back), the decision.created event on the bucket's
+ * stream in the same step (its data, and the rest again as its extra data, as extauth's entry has them; no
+ * bound on the stream), and with ARGV[9] '1' the journal's two indexes (the time index, the reference index;
+ * neither trimmed). No limits, card controls, hold check, record put together in Lua, or stream bound. The
+ * least that layout costs Redis; another layout (the request's side stored once, the indexes built off the
+ * decision's path) could cost less.
  *
  * KEYS[1..3] as DECIDE_LUA's   KEYS[4] the stream   KEYS[5] the time index   KEYS[6] the reference-index hash
- * ARGV[1..4] as DECIDE_LUA's   ARGV[5] extauth's record   ARGV[6], ARGV[7] the event's data and extra data
- * ARGV[8] urn   ARGV[9] time-index member   ARGV[10] reference   ARGV[11] arrival epoch ms   ARGV[12] '1': the indexes
+ * ARGV[1..4] as DECIDE_LUA's   ARGV[5] the record's head   ARGV[6] the record's rest (the event's extra data)
+ * ARGV[7] the event's data   ARGV[8] urn   ARGV[9] '1': the indexes   ARGV[10] arrival epoch ms
+ * The reference is the record key's tail, the time-index member '<urn>:<reference>', as extauth's script has them.
  */
 const WRITES: Array<[string, string]> = [
-  // the stored value starts with the fair floor's own record
-  ['if string.sub(rec, 4) ~= fp then', 'if string.sub(rec, 4, 3 + #fp) ~= fp then'],
-  ["redis.call('SET', KEYS[3], code .. '|' .. fp, 'EX', ARGV[4])\n", `redis.call('SET', KEYS[3], code .. '|' .. fp .. '\\n' .. ARGV[5], 'EX', ARGV[4])
-redis.call('XADD', KEYS[4], '*', 't', 'decision.created', 'u', ARGV[8], 'd', ARGV[6], 'x', ARGV[7])
-if ARGV[12] == '1' then
-  redis.call('ZADD', KEYS[5], ARGV[11], ARGV[9])
-  redis.call('HSETNX', KEYS[6], ARGV[10], ARGV[8])
+  // the stored value starts with the fair floor's own record, then a line break; the replacements are put in as they are (a function: no $ pattern of replace)
+  ['if string.sub(rec, 4) ~= fp then', "if string.sub(rec, 4, 4 + #fp) ~= fp .. '\\n' then"],
+  ["redis.call('SET', KEYS[3], code .. '|' .. fp, 'EX', ARGV[4])\n", `redis.call('SET', KEYS[3], code .. '|' .. fp .. '\\n' .. ARGV[5] .. '\\n' .. ARGV[6], 'EX', ARGV[4])
+redis.call('XADD', KEYS[4], '*', 't', 'decision.created', 'u', ARGV[8], 'd', ARGV[7], 'x', ARGV[6])
+if ARGV[9] == '1' then
+  local ref = string.match(KEYS[3], '}:d:(.*)$')
+  redis.call('ZADD', KEYS[5], ARGV[10], ARGV[8] .. ':' .. ref)
+  redis.call('HSETNX', KEYS[6], ref, ARGV[8])
 end
 `]
 ]
 export const DECIDE_WITH_WRITES_LUA = WRITES.reduce((lua, [from, to]) => {
   if (!lua.includes(from)) throw new Error(`DECIDE_WITH_WRITES_LUA: "${from.trim()}" is no longer in DECIDE_LUA`)
-  return lua.replace(from, to)
+  return lua.replace(from, () => to)
 }, DECIDE_LUA)

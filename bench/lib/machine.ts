@@ -66,14 +66,15 @@ export function roundByRound (a: number[], b: number[]): string {
 
 /**
  * A redis-server of its own on a free loopback port, with a client to it; stop() ends both. `core`: pinned to
- * that core (when taskset is there); `bin`: the server's binary (default redis-server).
+ * that core (when taskset is there); `bin`: the server's binary (default redis-server); `wrap`: a command the
+ * server runs under (valgrind's, see Instructions), which may take some seconds to start it.
  */
-export async function ownRedis (o: { core?: number, bin?: string } = {}): Promise<{ port: number, admin: Redis, stop: () => void }> {
+export async function ownRedis (o: { core?: number, bin?: string, wrap?: string[] } = {}): Promise<{ port: number, admin: Redis, stop: () => void }> {
   const port = await freePort()
-  const args = [o.bin ?? 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+  const args = [...o.wrap ?? [], o.bin ?? 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
   const [bin, argv] = o.core === undefined ? [args[0] as string, args.slice(1)] : onCore(o.core, args)
   const server = spawn(bin, argv, { stdio: 'ignore' })
-  const admin = new Redis(port, { retryStrategy: (n) => (n > 100 ? null : 50) })
+  const admin = new Redis(port, { retryStrategy: (n) => (n > 600 ? null : 50) })
   admin.on('error', () => {})
   const stop = (): void => {
     admin.disconnect()
@@ -86,4 +87,24 @@ export async function ownRedis (o: { core?: number, bin?: string } = {}): Promis
     throw err
   }
   return { port, admin, stop }
+}
+
+/**
+ * The instructions a process runs, counted by valgrind's callgrind (`valgrind --tool=callgrind`, the process
+ * started under `Instructions.wrap`): unlike CPU time, the same work counts the same whatever else the machine
+ * runs (a percent or two apart from run to run, with how the calls happen to batch). `zero` sets the count to
+ * 0, `read` gives the instructions of the main thread since (Redis runs its commands there).
+ */
+export const Instructions = {
+  available: (): boolean => has('valgrind') && has('callgrind_control'),
+  wrap: ['valgrind', '--tool=callgrind', '--callgrind-out-file=/dev/null', '--dump-line=no', '--compress-strings=no'],
+  zero (pid: number): void {
+    execFileSync('callgrind_control', ['-z', String(pid)], { stdio: 'ignore' })
+  },
+  read (pid: number): number {
+    const out = execFileSync('callgrind_control', ['-e', 'Ir', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    const count = /^\s*Th 1\s+([\d,]+)\s*$/m.exec(out)?.[1]
+    if (count === undefined) throw new Error(`callgrind_control printed no count for the main thread of ${pid}:\n${out}`)
+    return Number(count.replaceAll(',', ''))
+  }
 }
