@@ -18,12 +18,13 @@ import type { Redis } from 'ioredis'
 import { AUTHORIZE_BODY, AUTHORIZE_DEFINITIONS, AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
-import { CHANNEL_CONTROL, approvalInput } from './lib/decision-input.js'
+import { CHANNEL_CONTROL, approvalInput, atmLimits } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
 import { Instructions, cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
 import { DECIDE_LUA, DECIDE_WITH_WRITES_LUA, FAIR_FLOOR_TARGETS, floorKeysOf } from './lib/fair-floor-script.js'
 import type { ControlsInput } from '../src/domain/controls.js'
 import type { AuthorizeInput } from '../src/store/types.js'
+import type { LimitCheck } from '../src/domain/rule-hits.js'
 
 const { values: v } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, parts: { type: 'boolean', default: false }, instructions: { type: 'boolean', default: false } } })
 /** --instructions: Redis's cost counted in instructions (Instructions, under valgrind: some 50 times slower), not CPU time */
@@ -36,11 +37,11 @@ const REF = 'R__rand_int__'
 const URN = 'U1'
 
 /** One approval of 1, as the bench sends it (a fresh reference a call, see REF), from the store itself. */
-const approval = (controls?: ControlsInput): AuthorizeInput =>
-  approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000, ...(controls !== undefined ? { controls } : {}) })
+const approval = (controls?: ControlsInput, limits?: LimitCheck[]): AuthorizeInput =>
+  approvalInput({ urn: URN, reference: REF, attempt: 'attempt-1', debitAmount: 1, deadlineInMs: 365 * 86_400_000, ...(controls !== undefined ? { controls } : {}), ...(limits !== undefined ? { limits } : {}) })
 /** The authorize script's key count, keys and arguments for one approval of 1, from the store itself. */
-function authorizeArgs (store: RedisStore, controls?: ControlsInput): string[] {
-  return store.authorizeArgs(approval(controls))
+function authorizeArgs (store: RedisStore, controls?: ControlsInput, limits?: LimitCheck[]): string[] {
+  return store.authorizeArgs(approval(controls, limits))
 }
 /**
  * What one approval by extauth's function writes (the bench's approval, with REF as its reference: the same
@@ -125,6 +126,7 @@ async function main (): Promise<void> {
     const floorKeys = floorKeysOf('bench-floor:')(URN)
     const FLOOR = 'the fair floor\'s script'
     const CONTROL = 'FCALL, channel control'
+    const LIMITS = 'FCALL, control, ATM limits'
     const WRITES = 'fair floor + record, event'
     const WRITES_INDEXES = 'fair floor + record, event, indexes'
     const written = await extauthWrites(admin, store)
@@ -138,6 +140,7 @@ async function main (): Promise<void> {
       { name: 'EVALSHA of the script', command: 'evalsha', argv: ['EVALSHA', sha, ...args] },
       { name: 'FCALL of the function', command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...args] },
       { name: CONTROL, command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...authorizeArgs(store, CHANNEL_CONTROL)] },
+      { name: LIMITS, command: 'fcall', argv: ['FCALL', AUTHORIZE_FUNCTION, ...authorizeArgs(store, CHANNEL_CONTROL, atmLimits(Date.now()))] },
       // as the fair floor sends it (EVALSHA): debit 1, a deadline out of reach, the record kept 8 days
       { name: FLOOR, command: 'evalsha', argv: ['EVALSHA', floorSha, '3', floorKeys.customer, floorKeys.cards, floorKeys.decision(REF), CARD_LAST4, '1', String(Date.now() + 365 * 86_400_000), String(8 * 86_400)] },
       { name: WRITES, command: 'evalsha', argv: withWrites(false) },
@@ -210,7 +213,7 @@ async function main (): Promise<void> {
     const floorCpu = of(cpuPerCall, FLOOR)
     const x2 = (r: number): string => Number.isFinite(r) && r > 0 ? r.toFixed(2) : '-'
     out.write(`\nRedis ${counting ? 'instructions' : 'CPU'} per call against the fair floor's script (target ≤ ${FAIR_FLOOR_TARGETS.redis}×), round by round:\n`)
-    for (const name of ['FCALL of the function', CONTROL, WRITES, WRITES_INDEXES]) {
+    for (const name of ['FCALL of the function', CONTROL, LIMITS, WRITES, WRITES_INDEXES]) {
       const ratios = of(cpuPerCall, name).map((x, i) => x / (floorCpu[i] as number))
       out.write(`  ${name.padEnd(NAME - 2)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)
     }

@@ -307,6 +307,40 @@ t.test('Redis store: a window stored before totals were kept is summed into them
   t.match(await store.authorize(authInput(urn, { debitAmount: 1, limits: [{ ...l, windowStartMs: now - 5_000 }] })), { code: '00' }, 'and a shorter window sees the new approval alone')
 })
 
+/**
+ * A rule's measure changed under the same id: a count is read from the window's set, so a count window keeps no
+ * totals, and drops any its rule kept as an amount; turned back to an amount, the rule sums its window anew.
+ * Totals left as they were would miss the approvals counted in between, and let the amount past its max.
+ */
+async function measureChanged (t: Test, store: Store, totals?: { exists: (key: string) => Promise<boolean>, key: (urn: string, l: LimitCheck) => string }): Promise<void> {
+  const urn = await funded(store, 1_000_000, 'measure')
+  const now = Date.now()
+  const amount = counted('switch', 25 * HOUR, { windowStartMs: now - DAY, max: 1_000_000 })
+  const count = { ...amount, measure: 'count' as const, max: 3, code: '65' as const }
+  t.match(await store.authorize(authInput(urn, { debitAmount: 400, limits: [amount] })), { code: '00' }, 'an amount approval: its window keeps totals')
+  if (totals !== undefined) t.ok(await totals.exists(totals.key(urn, amount)), 'the totals are there')
+  t.match(await store.authorize(authInput(urn, { debitAmount: 100, limits: [count] })), { code: '00' }, 'the rule now counts: 2 of 3')
+  if (totals !== undefined) t.notOk(await totals.exists(totals.key(urn, amount)), 'a count window keeps no totals')
+  t.match(await store.authorize(authInput(urn, { debitAmount: 200, limits: [count] })), { code: '00' }, '3 of 3')
+  t.match(await store.authorize(authInput(urn, { debitAmount: 1, limits: [count] })), { code: '65' }, 'a fourth is over the count')
+  // 400 + 100 + 200 in the window: 50 more reaches 750, 51 would not
+  const back = { ...amount, max: 750 }
+  t.match(await store.authorize(authInput(urn, { debitAmount: 51, limits: [back] })), { code: '61' }, 'an amount again: the approvals counted in between are summed')
+  t.match(await store.authorize(authInput(urn, { debitAmount: 50, limits: [back] })), { code: '00' }, 'up to its max')
+  t.match(await store.authorize(authInput(urn, { debitAmount: 1, limits: [back] })), { code: '61' }, 'and not past it')
+}
+
+t.test('memory store: a rule turned from an amount to a count and back sums its window exactly', async (t) => {
+  await measureChanged(t, new MemoryStore())
+})
+
+t.test('Redis store: a count window keeps no totals; a rule turned back to an amount sums its window anew', async (t) => {
+  const store = await sharedRedisStore(t) as RedisStore
+  const client = store.client as Redis
+  const keys = (store as unknown as { keys: Keys }).keys
+  await measureChanged(t, store, { exists: async (key) => await client.exists(`${key}:t`) === 1, key: (urn, l) => keys.limit(urn, '4321', l) })
+})
+
 t.test('Redis store: a large window stored before totals is summed into them over several decisions, exact at every step', async (t) => {
   const store = await sharedRedisStore(t) as RedisStore
   const client = store.client as Redis

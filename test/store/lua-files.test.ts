@@ -51,7 +51,7 @@ t.test('records.lua spells out record-format.ts\'s values', async (t) => {
   t.equal(records.split(`tag .. '${LIMIT_TAIL}' ..`).length - 1, 2, 'limit entries are keyed with LIMIT_TAIL')
   t.ok(records.includes(`string.sub(e[1], #tag + ${LIMIT_TAIL.length + 1})`), 'and read after it')
   t.equal(records.split(`tag .. '${DAILY_TAIL}' ..`).length - 1, 2, 'daily totals are keyed with DAILY_TAIL')
-  t.ok(AUTHORIZE_BODY.includes(`local head = '[' .. ${RECORD_FORMAT} .. ',"'`), 'the authorize script writes RECORD_FORMAT')
+  t.ok(AUTHORIZE_BODY.includes(`local head = '[${RECORD_FORMAT},"'`), 'the authorize script writes RECORD_FORMAT')
 })
 
 t.test('the relay settles in GROUP', async (t) => {

@@ -58,26 +58,25 @@ local seen = { customerStatus = cjson.null, cardStatus = cjson.null, availableSe
 -- the effective settings of the controls that applied, once read
 local ctl = {}
 local function checkControls ()
-  local fields = {}
-  local defaults = {}
-  for j = 1, m do
-    local d = { string.match(ARGV[cb + j], '^([^|]+)|([01])|(%d*)|(%d*)$') }
-    if not d[4] then error('EXTAUTH_ASSERT control ' .. j .. ' is not packed as kind|enabled|per|daily') end
-    defaults[j] = d
-    local kind = d[1]
-    table.insert(fields, kind .. '|enabled')
-    table.insert(fields, kind .. '|perTransactionMax')
-    table.insert(fields, kind .. '|dailyMax')
+  -- the card's own settings, fields '<kind>|<setting>': most cards have none, and then only the defaults apply
+  local raw = redis.call('HGETALL', KEYS[ck])
+  local own = nil
+  if #raw > 0 then
+    own = {}
+    for i = 1, #raw, 2 do own[raw[i]] = raw[i + 1] end
   end
-  local own = redis.call('HMGET', KEYS[ck], unpack(fields))
   for j = 1, m do
-    local d = defaults[j]
-    local function pick (i)
-      local v = own[(j - 1) * 3 + i]
-      if v then return v end
-      return d[i + 1]
+    local packed = ARGV[cb + j]
+    local kind, enabled, per, daily = string.match(packed, '^([^|]+)|([01])|(%d*)|(%d*)$')
+    if not daily then error('EXTAUTH_ASSERT control ' .. j .. ' is not packed as kind|enabled|per|daily') end
+    if own then
+      enabled = own[kind .. '|enabled'] or enabled
+      per = own[kind .. '|perTransactionMax'] or per
+      daily = own[kind .. '|dailyMax'] or daily
+      packed = kind .. '|' .. enabled .. '|' .. per .. '|' .. daily
     end
-    ctl[j] = { kind = d[1], enabled = pick(1), per = pick(2), daily = pick(3) }
+    -- packed: the effective settings as the record keeps them (the default's argument when the card has none)
+    ctl[j] = { kind = kind, enabled = enabled, per = per, daily = daily, packed = packed }
   end
   for j = 1, m do
     if ctl[j].enabled ~= '1' then
@@ -142,10 +141,10 @@ if code == '00' then
     local mode, measure, startMs, retainMs, max, lcode, lrule = unpack(limitAt(i))
     local key = KEYS[4 + i]
     local used
-    local complete = totalsReady(key, tonumber(retainMs))
+    -- a count is read from the set; an amount from the totals (windowAddCount, totalsReady)
     if measure == 'count' then
       used = redis.call('ZCOUNT', key, startMs, '+inf') + 1
-    elseif complete then
+    elseif totalsReady(key, tonumber(retainMs)) then
       used = debit + windowAmount(key, tonumber(startMs))
     else
       -- totals still being summed from a window stored before them: entry by entry, as before them
@@ -181,7 +180,9 @@ end
 
 -- a hold the index still has for this member is one whose decision is gone (else this were a replay): it is
 -- released as expiry releases such a hold (EXPIRE_LUA), before the new decision may take its member
-local holdMember = string.match(KEYS[3], '}:d:(.*)$') .. ':' .. keyPart(ARGV[3])
+-- the decision key's tail '<urn>:<reference>' (escaped): the journal's member, and its hold's with the card
+local tail = string.match(KEYS[3], '}:d:(.*)$')
+local holdMember = tail .. ':' .. keyPart(ARGV[3])
 if redis.call('ZSCORE', KEYS[4] .. ':h', holdMember) then
   local staleAmt = tonumber(redis.call('HGET', KEYS[4] .. ':ha', holdMember) or '0')
   if staleAmt > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
@@ -202,7 +203,9 @@ local counted = false
 local commit = code == '00' and available ~= nil
 if commit then
   -- HINCRBY refuses the -0 of a zero-amount account check
-  if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', -debit) end
+  -- ARGV[4] as sent (the digits of a safe integer, as the record, the limit entries and the daily totals keep it):
+  -- a Lua number would be formatted on the way
+  if debit > 0 then available = redis.call('HINCRBY', KEYS[1], 'available', '-' .. ARGV[4]) end
   held = debit
   if debit > 0 and ARGV[20] ~= '' then
     -- holds mode: the approval is a hold that clearing posts or expiry releases (src/settlement/)
@@ -213,8 +216,9 @@ if commit then
   local member = ARGV[4] .. '|' .. ARGV[1]
   for i = 1, n do
     local key = KEYS[4 + i]
-    local retain = tonumber(limitAt(i)[4])
-    windowAdd(key, nowMs, member)
+    local l = limitAt(i)
+    local retain = tonumber(l[4])
+    if l[2] == 'count' then windowAddCount(key, nowMs, member) else windowAdd(key, nowMs, member) end
     windowTrim(key, nowMs - retain)
     windowExpire(key, retain)
   end
@@ -236,15 +240,20 @@ local function str (v)
   if v == nil or v == cjson.null then return 'null' end
   return cjson.encode(v)
 end
+-- a status as JSON: a word needs only its quotes
+local function word (v)
+  if type(v) == 'string' and string.find(v, '^[%w_]+$') then return '"' .. v .. '"' end
+  return str(v)
+end
 local seenControls = 'null'
 if #ctl > 0 then
   local parts = {}
-  for j = 1, #ctl do
-    local c = ctl[j]
-    parts[j] = c.kind .. '|' .. c.enabled .. '|' .. c.per .. '|' .. c.daily
-  end
-  seenControls = cjson.encode(table.concat(parts, ';'))
+  for j = 1, #ctl do parts[j] = ctl[j].packed end
+  local seenText = table.concat(parts, ';')
+  -- words and digits need only their quotes in JSON; anything else is encoded
+  if string.find(seenText, '^[%w_|;]*$') then seenControls = '"' .. seenText .. '"' else seenControls = cjson.encode(seenText) end
 end
+local heldText = fmt(held)
 local limitTails, dailyTails = '[]', '[]'
 if commit and n > 0 then limitTails = ARGV[17] end
 if counted then dailyTails = ARGV[18] end
@@ -258,15 +267,15 @@ local late = { '[]', str(rid), str(decidedCode), 'null', 'null', str(controlHit)
 if #shadowHits > 0 then late[1] = cjson.encode(shadowHits) end
 local last = #late
 while last > 0 and (late[last] == 'null' or late[last] == '[]') do last = last - 1 end
-local head = '[' .. 2 .. ',"' .. code .. '","' .. reason .. '","' .. ARGV[4] .. '","' .. fmt(held) .. '","0",' .. onDeadlineFlag .. ',' ..
-  ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. str(seen.customerStatus) .. ',' .. str(seen.cardStatus) .. ',' ..
+local head = '[2,"' .. code .. '","' .. reason .. '","' .. ARGV[4] .. '","' .. heldText .. '","0",' .. onDeadlineFlag .. ',' ..
+  ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. word(seen.customerStatus) .. ',' .. word(seen.cardStatus) .. ',' ..
   limitTails .. ',' .. dailyTails
 if last > 0 then head = head .. ',' .. table.concat(late, ',', 1, last) end
 local record = head .. ']\n' .. ARGV[12]
 if ARGV[12] == '' then
   -- format 1, which every earlier version reads (DECISION_RECORD_FORMAT=json, for a rolling upgrade)
   local rec = deadlineRecord(ARGV[2], ARGV[1], ARGV[3], ARGV[6], ARGV[5], nowMs, deadline, storeNow)
-  rec.code, rec.reason, rec.ruleId, rec.debit, rec.held = code, reason, rid, ARGV[4], fmt(held)
+  rec.code, rec.reason, rec.ruleId, rec.debit, rec.held = code, reason, rid, ARGV[4], heldText
   rec.shadowLimitHits, rec.answeredOnDeadline, rec.decidedCode, rec.meta = shadowHits, onDeadline, decidedCode, ARGV[13]
   rec.control = controlHit or cjson.null
   rec.limitEntries, rec.controlEntries = {}, {}
@@ -288,7 +297,7 @@ local ttlS = ARGV[9]
 -- a hold's decision is kept past its expiry by the retention, so that a late clearing finds it (holdTtlMs)
 if held > 0 and ARGV[20] ~= '' then ttlS = fmt(tonumber(ARGV[9]) + math.max(0, math.ceil((tonumber(ARGV[20]) - nowMs) / 1000))) end
 redis.call('SET', KEYS[3], record, 'EX', ttlS)
-journal(KEYS[4], string.match(KEYS[3], '}:d:(.*)$'), nowMs, ARGV[9], KEYS[#KEYS])
+journal(KEYS[4], tail, ARGV[7], ARGV[9], KEYS[#KEYS])
 local avail = ''
 if available then avail = fmt(available) end
 -- the decision.created event's data, the same fields as createdEvent's (the caller encoded reference, last4,
@@ -301,7 +310,7 @@ if extra == '' then extra = ARGV[13] end
 local onDeadlineJson = 'false'
 if onDeadline then onDeadlineJson = 'true' end
 emit(KEYS[4], ARGV[10], 'decision.created', ARGV[2], '{' .. ARGV[19] .. ',"code":"' .. code .. '","reason":"' .. reason .. '","ruleId":' .. str(rid) ..
-  ',"control":' .. str(controlHit) .. ',"held":"' .. fmt(held) .. '","available":' .. availJson .. ',"shadowLimitHits":' .. late[1] ..
+  ',"control":' .. str(controlHit) .. ',"held":"' .. heldText .. '","available":' .. availJson .. ',"shadowLimitHits":' .. late[1] ..
   ',"decidedCode":' .. str(decidedCode) .. ',"answeredOnDeadline":' .. onDeadlineJson .. ',"decidedAtMs":' .. fmt(storeNow) .. '}', extra)
 local hitJson = ''
 if controlHit then hitJson = cjson.encode(controlHit) end

@@ -98,6 +98,7 @@ end
 -- gone (expired): of the entries older than the retention, the oldest few are checked on the way, and a
 -- decision still kept (a longer ttl, for a limit's window) stops the trim until it expires. So an index never
 -- lacks a stored decision, and never holds one long after it expired. A key derived from the stream's, same slot.
+-- arrivedMs: epoch ms, a number or its digits (the digits go to ZADD as they are, not formatted again)
 local function journal (stream, member, arrivedMs, keepS, refKey)
   local key = stream .. ':j'
   local decisions = string.sub(stream, 1, -2) .. 'd:'
