@@ -14,7 +14,7 @@ t.test('the script bench runs both forms of the authorize script with its argume
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'bench/script-cost.ts'), '--calls', '300', '--rounds', '2', '--parts'], { cwd: root, timeout: 60_000 })
   // name, µs in the command, CPU µs of the server, µs of the commands the script called, then the rounds
   const floorWithWrites = ['fair floor + record, event', 'fair floor + record, event, indexes']
-  for (const name of ['EVALSHA of the script', 'FCALL of the function', 'FCALL, channel control', 'the fair floor\'s script', ...floorWithWrites]) {
+  for (const name of ['EVALSHA of the script', 'FCALL of the function', 'FCALL, channel control', 'FCALL, control, ATM limits', 'the fair floor\'s script', ...floorWithWrites]) {
     t.match(stdout, new RegExp(`${literal(name)}\\s+\\d+\\.\\d\\s+\\d+\\.\\d\\s+\\d+\\.\\d\\s+\\d+\\.\\d \\d+\\.\\d\n`), `${name}: its figures and two rounds`)
   }
   t.match(stdout, /HINCRBY \d/, 'the approval debited: the script ran to its commit')
@@ -22,7 +22,7 @@ t.test('the script bench runs both forms of the authorize script with its argume
   for (const part of ['journal time index', 'journal reference index', 'event (XADD', 'event stream bound', 'stale-hold check', 'decision record']) {
     t.match(stdout, new RegExp(`\n  ${part.replace('(', '\\(')}[^\n]*?\\s+-?\\d+\\.\\d µs\\s+\\(-?\\d+ %\\)   -?\\d+\\.\\d -?\\d+\\.\\d\n`), `${part}: what it costs, and round by round`)
   }
-  for (const name of ['FCALL of the function', 'FCALL, channel control', ...floorWithWrites]) {
+  for (const name of ['FCALL of the function', 'FCALL, channel control', 'FCALL, control, ATM limits', ...floorWithWrites]) {
     // 300 calls are a few clock ticks of CPU time: a ratio may be '-' here, never anything else
     t.match(stdout, new RegExp(`\n  ${literal(name)}\\s+(\\d+\\.\\d\\d|-)×   (\\d+\\.\\d\\d|-) (\\d+\\.\\d\\d|-)\n`), `${name}: its Redis CPU against the fair floor's, and round by round`)
   }

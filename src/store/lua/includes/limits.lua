@@ -65,11 +65,12 @@ local function addSlices (tkey, score, amt)
 end
 -- How far the totals go: entries scored below the returned score are in them (all when 'v' is set; those
 -- before the cursor 'r' while a window stored before the totals is being summed into them; none without either).
+-- With them, 'c' as read (nil when absent).
 local function coveredBelow (tkey)
-  local st = redis.call('HMGET', tkey, 'v', 'r')
-  if st[1] == '1' then return math.huge end
-  if st[2] then return tonumber(st[2]) end
-  return -math.huge
+  local st = redis.call('HMGET', tkey, 'v', 'r', 'c')
+  if st[1] == '1' then return math.huge, st[3] end
+  if st[2] then return tonumber(st[2]), st[3] end
+  return -math.huge, st[3]
 end
 -- What totalsReady left coveredBelow at, per totals key, in this call of the script: a check's commit reads it
 -- from here (only totalsReady changes 'v' and 'r' of a window being committed to).
@@ -87,6 +88,9 @@ local REBUILD_MAX = 1000
 -- (before they were kept) is summed into them up to REBUILD_MAX entries further, oldest first, and the
 -- caller sums it entry by entry until that is done; totals found without their window are dropped.
 local ttlSeen = {}
+-- 'c' of complete totals as totalsReady read it (false: none), and the window's first score as windowAmount read
+-- it (math.huge: empty), per key, in this call of the script
+local totalSeen, firstSeen = {}, {}
 local function totalsReady (key, retainMs)
   local tkey = key .. ':t'
   local ttl = redis.call('PTTL', key)
@@ -98,9 +102,13 @@ local function totalsReady (key, retainMs)
     covered[tkey] = math.huge
     return true
   end
-  local below = coveredBelow(tkey)
+  local below, c = coveredBelow(tkey)
   covered[tkey] = below
-  if below == math.huge then return true end
+  if below == math.huge then
+    -- complete, and unchanged until the check reads them: the check's 'c' is this one (windowAmount)
+    totalSeen[tkey] = c or false
+    return true
+  end
   if below == -math.huge then redis.call('DEL', tkey) end
   local from = '-inf'
   if below ~= -math.huge then from = fmt(below) end
@@ -144,10 +152,18 @@ end
 -- limit that starts inside its window's history.
 local function windowAmount (key, startMs)
   local bottom = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if #bottom == 0 then return 0 end
+  if #bottom == 0 then
+    firstSeen[key] = math.huge
+    return 0
+  end
   local first = tonumber(bottom[2])
+  firstSeen[key] = first
   local tkey = key .. ':t'
-  if first >= startMs then return tonumber(redis.call('HGET', tkey, 'c') or '0') end
+  if first >= startMs then
+    local c = totalSeen[tkey]
+    if c == nil then c = redis.call('HGET', tkey, 'c') end
+    return tonumber(c or '0')
+  end
   local last = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
   if last < startMs then return 0 end
   -- k: everything from slice k of the current level on is still to be summed; the start's partial minute p is
@@ -261,6 +277,10 @@ end
 -- retention is at least its length); a backlog left by a burst goes over the next commits, or with the key.
 local TRIM_MAX = 64
 local function windowTrim (key, cutMs)
+  -- nothing before the cut when the window's first entry, as the check read it, is not (the commit's own entry is
+  -- at its arrival, after the cut)
+  local first = firstSeen[key]
+  if first ~= nil and first >= cutMs then return end
   local old = redis.call('ZRANGEBYSCORE', key, '-inf', '(' .. fmt(cutMs), 'WITHSCORES', 'LIMIT', 0, TRIM_MAX)
   if #old == 0 then return end
   local tkey = key .. ':t'
@@ -275,23 +295,24 @@ local function windowTrim (key, cutMs)
   redis.call('ZREM', key, unpack(members))
   applySlices(tkey, by, -1)
 end
--- The window and its totals expire together, no earlier than retainMs from now. The ttl totalsReady saw is
--- no lower than the one now (a key's ttl only falls; one without a ttl, or new since, has none): when it is
--- already below retainMs, so is the one now, and it need not be read again. Once set it is read again.
+-- The window and its totals expire together, no earlier than retainMs from now. When it is due, their expiry is
+-- set a slack past that (an eighth of the retention, at most an hour), so that the decisions within the slack
+-- need not set it again: kept at most that much longer. The ttl totalsReady saw, in this call, is the one now (a
+-- window new since had none: -2, and is due); without it the ttl is read. Totals known to be none (a count
+-- window's) have nothing to expire.
 local function windowExpire (key, retainMs)
   local ttl = ttlSeen[key]
   ttlSeen[key] = nil
-  if not ttl or ttl >= retainMs then ttl = redis.call('PTTL', key) end
+  if not ttl then ttl = redis.call('PTTL', key) end
   if ttl < retainMs then
-    redis.call('PEXPIRE', key, retainMs)
-    ttl = retainMs
+    local keep = retainMs + math.min(math.floor(retainMs / 8), 3600000)
+    redis.call('PEXPIRE', key, keep)
+    if covered[key .. ':t'] ~= -math.huge then redis.call('PEXPIRE', key .. ':t', keep) end
   end
-  -- totals known to be none (a count window's) have nothing to expire
-  if covered[key .. ':t'] ~= -math.huge then redis.call('PEXPIRE', key .. ':t', ttl) end
 end
 -- The state above that is one call's: covered, ttlSeen, the last score's slice names. A script's text runs
 -- anew on every call; a function's definitions run once, when its library is loaded, and would keep it
 -- from one decision to the next (growing with every window checked): the function's body starts here.
 local function callStart ()
-  covered, ttlSeen, namesScore, namesOfScore = {}, {}, nil, nil
+  covered, ttlSeen, namesScore, namesOfScore, totalSeen, firstSeen = {}, {}, nil, nil, {}, {}
 end
