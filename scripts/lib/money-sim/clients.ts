@@ -158,11 +158,19 @@ async function runHeldMove<A extends LifecycleAnswer> (env: OpEnv, job: Transfer
   env.touchedJobs.add(job)
   if (job.kind === 'unload') job.firstCallMs ??= env.sim.clock.now()
   for (let i = 0; i < tries && job.phase === 'send'; i++) {
-    if (job.lastCallEndMs !== undefined && env.sim.clock.now() - job.lastCallEndMs >= LIFECYCLE_TTL_SECONDS * 1000) {
-      job.outlived = true
+    const now = env.sim.clock.now()
+    const ttlMs = LIFECYCLE_TTL_SECONDS * 1000
+    // a record expires that long after its latest write, which may come well before the client's latest call
+    // ended (a call that died before it wrote anything)
+    const writes = env.sim.lifecycleWrites.get(`${job.kind}:${job.id}`)
+    const byCall = job.lastCallEndMs !== undefined && now - job.lastCallEndMs >= ttlMs
+    const byWrite = job.lastCallEndMs !== undefined && writes !== undefined && now - writes.last >= ttlMs
+    if (byCall || byWrite) {
       // its settled record expired: to extauth this repeat is a new call, a new life of the id, checked apart
       // from what the earlier lives moved (a record still holding money is kept, and the life goes on)
-      if (await env.sim.store.getLifecycle(job.kind, job.id) === null) job.lifeBase = lifeTotals(env.sim.model, job)
+      const gone = await env.sim.store.getLifecycle(job.kind, job.id) === null
+      if (byCall || gone) job.outlived = true
+      if (gone) job.lifeBase = lifeTotals(env.sim.model, job)
     }
     const p = env.proc()
     const out = await p.answerOrDeath(call(p))
