@@ -341,6 +341,40 @@ t.test('Redis store: a count window keeps no totals; a rule turned back to an am
   await measureChanged(t, store, { exists: async (key) => await client.exists(`${key}:t`) === 1, key: (urn, l) => keys.limit(urn, '4321', l) })
 })
 
+t.test('Redis store: a window\'s expiry is set a slack past its retention, and left alone within the slack', async (t) => {
+  const store = await sharedRedisStore(t) as RedisStore
+  const client = store.client as Redis
+  const keys = (store as unknown as { keys: Keys }).keys
+  const urn = await funded(store, 1_000_000, 'slack')
+  const expiry = async (key: string): Promise<number> => Number(await client.call('PEXPIRETIME', key))
+  // the slack: an eighth of the retention, at most an hour
+  for (const [retainMs, slackMs] of [[MIN, MIN / 8], [25 * HOUR, HOUR]] as const) {
+    const l = counted(`slack-${retainMs}`, retainMs, { windowStartMs: 0 })
+    const key = keys.limit(urn, '4321', l)
+    const commit = async (): Promise<[number, number]> => {
+      const before = Date.now()
+      t.match(await store.authorize(authInput(urn, { debitAmount: 1, limits: [l] })), { code: '00' })
+      return [before, Date.now()]
+    }
+    const [b1, a1] = await commit()
+    const set = await expiry(key)
+    // Redis and this process read the same clock: the expiry was set between the two readings
+    t.ok(set >= b1 + retainMs + slackMs && set <= a1 + retainMs + slackMs, `retention ${retainMs} ms: the window kept ${set - b1} ms from the commit (${retainMs} + ${slackMs})`)
+    t.equal(await expiry(`${key}:t`), set, 'its totals with it')
+    if (retainMs > MIN) {
+      // an hour of slack: the next commit comes well within it
+      await commit()
+      t.equal(await expiry(key), set, 'a commit within the slack leaves it')
+    }
+    // less than the retention left: the next commit sets it again
+    await client.pexpire(key, retainMs - 1000)
+    const [b2, a2] = await commit()
+    const again = await expiry(key)
+    t.ok(again >= b2 + retainMs + slackMs && again <= a2 + retainMs + slackMs, `less than the retention left: set again (${again - b2} ms)`)
+    t.equal(await expiry(`${key}:t`), again, 'its totals with it')
+  }
+})
+
 t.test('Redis store: a large window stored before totals is summed into them over several decisions, exact at every step', async (t) => {
   const store = await sharedRedisStore(t) as RedisStore
   const client = store.client as Redis

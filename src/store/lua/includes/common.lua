@@ -18,10 +18,11 @@ local function giveBackDaily (key, released)
   local left = cur - released
   if left <= 0 then redis.call('DEL', key) else redis.call('SET', key, fmt(left), 'KEEPTTL') end
 end
--- A programmer error, never an operating one: the caller asserted the same before sending.
+-- A programmer error, never an operating one: the caller asserted the same before sending. The digits as
+-- a safe integer's are written (no leading zero): scripts pass them on to Redis as they are.
 local function amount (s, zeroOk)
   local n = tonumber(s)
-  if type(s) ~= 'string' or not string.match(s, '^%d+$') or not n or n > 9007199254740991 or (n == 0 and not zeroOk) then
+  if type(s) ~= 'string' or not (s == '0' or string.match(s, '^[1-9]%d*$')) or not n or n > 9007199254740991 or (n == 0 and not zeroOk) then
     error('EXTAUTH_ASSERT amount must be a safe positive integer, got ' .. tostring(s))
   end
   return n
