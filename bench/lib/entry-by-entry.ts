@@ -7,8 +7,8 @@ import { AUTHORIZE_LUA } from '../../src/store/lua.js'
 export function entryByEntryScript (): string {
   const swaps: Array<[string, string]> = [
     // the check: never the totals, so always the entry-by-entry sum the script keeps for windows without them
-    ['    local complete = totalsReady(key, tonumber(retainMs))\n', '    local complete = false\n'],
-    ['    windowAdd(key, nowMs, member)\n    windowTrim(key, nowMs - retain)\n    windowExpire(key, retain)', `    redis.call('ZADD', key, nowMs, member)
+    ['    elseif totalsReady(key, tonumber(retainMs)) then\n', '    elseif false then\n'],
+    ['    if l[2] == \'count\' then windowAddCount(key, nowMs, member) else windowAdd(key, nowMs, member) end\n    windowTrim(key, nowMs - retain)\n    windowExpire(key, retain)', `    redis.call('ZADD', key, nowMs, member)
     redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. fmt(nowMs - retain))
     if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end`]
   ]
