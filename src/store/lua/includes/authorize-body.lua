@@ -240,18 +240,16 @@ local function str (v)
   if v == nil or v == cjson.null then return 'null' end
   return cjson.encode(v)
 end
--- a status as JSON: a word needs only its quotes
-local function word (v)
-  if type(v) == 'string' and string.find(v, '^[%w_]+$') then return '"' .. v .. '"' end
+-- a string as JSON: words, digits, '|' and ';' need only its quotes (cjson escapes none of them); else encoded
+local function plain (v)
+  if type(v) == 'string' and string.find(v, '^[%w_|;]*$') then return '"' .. v .. '"' end
   return str(v)
 end
 local seenControls = 'null'
 if #ctl > 0 then
   local parts = {}
   for j = 1, #ctl do parts[j] = ctl[j].packed end
-  local seenText = table.concat(parts, ';')
-  -- words and digits need only their quotes in JSON; anything else is encoded
-  if string.find(seenText, '^[%w_|;]*$') then seenControls = '"' .. seenText .. '"' else seenControls = cjson.encode(seenText) end
+  seenControls = plain(table.concat(parts, ';'))
 end
 local heldText = fmt(held)
 local limitTails, dailyTails = '[]', '[]'
@@ -268,7 +266,7 @@ if #shadowHits > 0 then late[1] = cjson.encode(shadowHits) end
 local last = #late
 while last > 0 and (late[last] == 'null' or late[last] == '[]') do last = last - 1 end
 local head = '[2,"' .. code .. '","' .. reason .. '","' .. ARGV[4] .. '","' .. heldText .. '","0",' .. onDeadlineFlag .. ',' ..
-  ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. word(seen.customerStatus) .. ',' .. word(seen.cardStatus) .. ',' ..
+  ARGV[16] .. ',' .. fmt(storeNow - nowMs) .. ',' .. seenControls .. ',' .. plain(seen.customerStatus) .. ',' .. plain(seen.cardStatus) .. ',' ..
   limitTails .. ',' .. dailyTails
 if last > 0 then head = head .. ',' .. table.concat(late, ',', 1, last) end
 local record = head .. ']\n' .. ARGV[12]

@@ -310,7 +310,7 @@ local function windowExpire (key, retainMs)
     if covered[key .. ':t'] ~= -math.huge then redis.call('PEXPIRE', key .. ':t', keep) end
   end
 end
--- The state above that is one call's: covered, ttlSeen, the last score's slice names. A script's text runs
+-- The state above that is one call's: covered, ttlSeen, totalSeen, firstSeen, the last score's slice names. A script's text runs
 -- anew on every call; a function's definitions run once, when its library is loaded, and would keep it
 -- from one decision to the next (growing with every window checked): the function's body starts here.
 local function callStart ()
