@@ -18,6 +18,7 @@ import type { Redis } from 'ioredis'
 import { AUTHORIZE_BODY, AUTHORIZE_DEFINITIONS, AUTHORIZE_LUA } from '../src/store/lua.js'
 import { AUTHORIZE_FUNCTION, AUTHORIZE_LIBRARY } from '../src/store/functions.js'
 import { RedisStore, createRedisClient } from '../src/store/redis.js'
+import { pairsToObject } from '../src/store/control-fields.js'
 import { CHANNEL_CONTROL, approvalInput, atmLimits } from './lib/decision-input.js'
 import { CARD_LAST4 } from '../k6/scenario.js'
 import { Instructions, cpuSeconds, has, median, onCore, ownRedis, pinned, roundByRound } from './lib/machine.js'
@@ -55,13 +56,7 @@ async function extauthWrites (admin: Redis, store: RedisStore): Promise<{ head: 
   const reply = await admin.call('FCALL', AUTHORIZE_FUNCTION, ...store.authorizeArgs(approval())) as unknown[]
   const record = await admin.get(keys.decision(URN, REF))
   const entries = await admin.xrange(keys.stream(URN), '-', '+')
-  const fields = entries[0]?.[1] ?? []
-  // field names are at even positions, each followed by its value
-  const field = (name: string): string | undefined => {
-    const i = fields.findIndex((f, j) => j % 2 === 0 && f === name)
-    return i < 0 ? undefined : fields[i + 1]
-  }
-  const [data, extra] = [field('d'), field('x')]
+  const { d: data, x: extra } = pairsToObject(entries[0]?.[1] ?? []) as Record<string, string | undefined>
   const lf = record?.indexOf('\n') ?? -1
   if (reply[0] !== '00' || record === null || lf < 0 || entries.length !== 1 || data === undefined || extra !== record.slice(lf + 1)) {
     throw new Error(`extauth's approval did not write a record and its event as this bench expects (answer ${String(reply[0])}, ${entries.length} events)`)
@@ -152,7 +147,7 @@ async function main (): Promise<void> {
       variants.push({ name: `without: ${p.part.name}`, command: 'fcall', argv: ['FCALL', p.fn, ...args] })
     }
     const perCall = new Map<string, number[]>()
-    const cpuPerCall = new Map<string, number[]>()
+    const costPerCall = new Map<string, number[]>()
     const inner = new Map<string, Map<string, number>>()
     for (let round = 0; round < rounds; round++) {
       for (const variant of variants) {
@@ -164,7 +159,7 @@ async function main (): Promise<void> {
         await admin.config('RESETSTAT')
         const [b, a] = onCore(0, ['redis-benchmark', '-p', String(port), '-c', '8', '-n', String(calls), '-r', '1000000000', '-q', ...variant.argv])
         if (counting) Instructions.zero(pid)
-        const cpu0 = cpuSeconds(pid)
+        const cpu0 = counting ? 0 : cpuSeconds(pid)
         execFileSync(b, a, { stdio: 'ignore' })
         // CPU µs, or with --instructions instructions (thousands), of the server over the calls
         const cost = counting ? Instructions.read(pid) / 1000 : (cpuSeconds(pid) - cpu0) * 1e6
@@ -182,9 +177,9 @@ async function main (): Promise<void> {
         const list = perCall.get(variant.name) ?? []
         list.push(own.usec / own.calls)
         perCall.set(variant.name, list)
-        const cpus = cpuPerCall.get(variant.name) ?? []
-        cpus.push(cost / own.calls)
-        cpuPerCall.set(variant.name, cpus)
+        const costs = costPerCall.get(variant.name) ?? []
+        costs.push(cost / own.calls)
+        costPerCall.set(variant.name, costs)
         const called = new Map<string, number>()
         for (const [name, s] of stats) if (name !== variant.command && !name.startsWith('config') && !name.startsWith('info')) called.set(name, s.usec / own.calls)
         inner.set(variant.name, called)
@@ -198,7 +193,7 @@ async function main (): Promise<void> {
     for (const variant of variants) {
       const xs = perCall.get(variant.name) ?? []
       const commands = [...(inner.get(variant.name) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
-      out.write(`${variant.name.padEnd(NAME)}${median(xs).toFixed(1).padStart(9)}${median(cpuPerCall.get(variant.name) ?? []).toFixed(1).padStart(13)}${commands.toFixed(1).padStart(10)}   ${xs.map((x) => x.toFixed(1)).join(' ')}\n`)
+      out.write(`${variant.name.padEnd(NAME)}${median(xs).toFixed(1).padStart(9)}${median(costPerCall.get(variant.name) ?? []).toFixed(1).padStart(13)}${commands.toFixed(1).padStart(10)}   ${xs.map((x) => x.toFixed(1)).join(' ')}\n`)
     }
     const of = (m: Map<string, number[]>, name: string): number[] => m.get(name) ?? []
     out.write(`\nFCALL / EVALSHA, round by round: ${roundByRound(of(perCall, 'FCALL of the function'), of(perCall, 'EVALSHA of the script'))}\n`)
@@ -210,16 +205,16 @@ async function main (): Promise<void> {
     out.write('"commands": the Redis commands the script calls, per call, of the last round\n')
     const top = [...(inner.get('FCALL of the function') ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
     out.write(`  ${top.map(([n, us]) => `${n.toUpperCase()} ${us.toFixed(2)}`).join(', ')}\n`)
-    const floorCpu = of(cpuPerCall, FLOOR)
+    const floorCost = of(costPerCall, FLOOR)
     const x2 = (r: number): string => Number.isFinite(r) && r > 0 ? r.toFixed(2) : '-'
     out.write(`\nRedis ${counting ? 'instructions' : 'CPU'} per call against the fair floor's script (target ≤ ${FAIR_FLOOR_TARGETS.redis}×), round by round:\n`)
     for (const name of ['FCALL of the function', CONTROL, LIMITS, WRITES, WRITES_INDEXES]) {
-      const ratios = of(cpuPerCall, name).map((x, i) => x / (floorCpu[i] as number))
+      const ratios = of(costPerCall, name).map((x, i) => x / (floorCost[i] as number))
       out.write(`  ${name.padEnd(NAME - 2)}${`${x2(median(ratios))}×`.padStart(7)}   ${ratios.map(x2).join(' ')}\n`)
     }
     if (partVariants.length > 0) {
       // in the command's µs; counting, in the server's instructions
-      const by = counting ? cpuPerCall : perCall
+      const by = counting ? costPerCall : perCall
       const unit = counting ? 'k instructions' : 'µs in the command'
       const full = of(by, 'FCALL of the function')
       out.write(`\nWhat each part costs a plain approval's FCALL: the call, less the call without it (${unit}), round by round:\n`)
@@ -229,7 +224,7 @@ async function main (): Promise<void> {
       }
     }
     // the kernel counts a process's CPU time in clock ticks (10 ms here, most often)
-    const leastS = Math.min(...[...cpuPerCall.values()].flat()) * calls / 1e6
+    const leastS = Math.min(...[...costPerCall.values()].flat()) * calls / 1e6
     if (!counting && leastS < 0.2) out.write(`  (a round's CPU time is as little as ${(leastS * 1000).toFixed(0)} ms, counted in clock ticks: too few calls for these ratios)\n`)
   } finally {
     stop()
