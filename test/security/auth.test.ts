@@ -4,13 +4,14 @@
 // keyring against every admin key). And the admin API is not on the public listener at all.
 import t, { type TAP } from 'tap'
 import Fastify from 'fastify'
-import { createHash, timingSafeEqual as realTimingSafeEqual } from 'node:crypto'
-import * as crypto from 'node:crypto'
+import { createHash } from 'node:crypto'
+import type * as crypto from 'node:crypto'
+import { createRequire, syncBuiltinESMExports } from 'node:module'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { constantTimeEqual } from '../../src/http/caller-checks.js'
-import * as callerChecks from '../../src/http/caller-checks.js'
+import { constantTimeEqual, failedHeader } from '../../src/http/caller-checks.js'
+import { Keyring } from '../../src/access/keyring.js'
 import { adminRoutes } from '../../src/http/admin-routes.js'
 import { adminAuth } from '../../src/http/admin-auth.js'
 import { MemoryStore } from '../../src/store/memory.js'
@@ -30,23 +31,25 @@ t.test('constantTimeEqual: equal, unequal, other lengths, empty, unicode; never 
   t.doesNotThrow(() => constantTimeEqual('a'.repeat(100_000), 'b'), 'very different lengths do not throw (timingSafeEqual would)')
 })
 
-/** caller-checks.ts loaded with a crypto whose timingSafeEqual records its calls. */
-async function spiedCallerChecks (t: Pick<TAP, 'mockImport'>): Promise<{ mod: typeof callerChecks, calls: Array<[number, number]> }> {
+// node:crypto's timingSafeEqual replaced by one that records its calls, for this test only. The modules under
+// test import it by name from node:crypto; syncBuiltinESMExports() carries the replacement on the built-in's
+// CommonJS object into those ESM bindings (no import mocking: it needs a loader of its own, and the tests run
+// through tsx's).
+const cjsCrypto = createRequire(import.meta.url)('node:crypto') as typeof crypto
+function spyTimingSafeEqual (t: Pick<TAP, 'teardown'>): Array<[number, number]> {
   const calls: Array<[number, number]> = []
-  const mod = await t.mockImport<typeof callerChecks>('../../src/http/caller-checks.js', {
-    'node:crypto': {
-      ...crypto,
-      timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-        calls.push([a.byteLength, b.byteLength])
-        return realTimingSafeEqual(a, b)
-      }
-    }
-  })
-  return { mod, calls }
+  const real = cjsCrypto.timingSafeEqual
+  cjsCrypto.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+    calls.push([a.byteLength, b.byteLength])
+    return real(a, b)
+  }
+  syncBuiltinESMExports()
+  t.teardown(() => { cjsCrypto.timingSafeEqual = real; syncBuiltinESMExports() })
+  return calls
 }
 
 t.test('the consumer key: every outcome goes through one digest comparison', async (t) => {
-  const { mod, calls } = await spiedCallerChecks(t)
+  const calls = spyTimingSafeEqual(t)
   const want = { consumerKey: CONSUMER_KEY, clientId: CLIENT_ID, bankId: BANK_ID, entityIds: [] }
   const cases: Array<[string, Record<string, string | string[] | undefined>, string | null]> = [
     ['right key', { 'x-consumer-custom-id': CONSUMER_KEY, clientid: CLIENT_ID, bankid: BANK_ID }, null],
@@ -58,28 +61,19 @@ t.test('the consumer key: every outcome goes through one digest comparison', asy
   ]
   for (const [label, headers, failed] of cases) {
     calls.length = 0
-    t.equal(mod.failedHeader(headers, want), failed, `${label}: ${failed ?? 'accepted'}`)
+    t.equal(failedHeader(headers, want), failed, `${label}: ${failed ?? 'accepted'}`)
     t.same(calls, [[32, 32]], `${label}: one timingSafeEqual over two 32-byte digests`)
   }
 })
 
 t.test('admin keys: right, wrong, other length, missing, other scheme: every key\'s digest compared each time', async (t) => {
-  const calls: Array<[number, number]> = []
-  const spied = await t.mockImport<typeof import('../../src/access/keyring.js')>('../../src/access/keyring.js', {
-    'node:crypto': {
-      ...crypto,
-      timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-        calls.push([a.byteLength, b.byteLength])
-        return realTimingSafeEqual(a, b)
-      }
-    }
-  })
+  const calls = spyTimingSafeEqual(t)
   const dir = mkdtempSync(join(tmpdir(), 'extauth-keys-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const file = join(dir, 'keys.json')
   const other = 'reader-key-0123456789'
   writeFileSync(file, JSON.stringify([{ id: 'reader', sha256: createHash('sha256').update(other).digest('hex'), scopes: ['read'] }]))
-  const keys = new spied.Keyring(ADMIN_TOKEN, file)
+  const keys = new Keyring(ADMIN_TOKEN, file)
   const app = Fastify()
   const rules = { current: () => { throw new Error('not used') }, reload: async () => { throw new Error('not used') }, loadedAt: () => null }
   const store = new MemoryStore()
