@@ -45,9 +45,13 @@ export function cpuSeconds (pid: number): number {
   }
 }
 
-/** Builds a checkout with tsc and one of its projects (tsconfig.build.json: its dist/, as production does). */
+/**
+ * Builds a checkout with tsc and one of its projects (tsconfig.build.json: its dist/, as production does). `tsc -b`
+ * compiles nothing when the output is newer than every source, as after `npm run build:bench` (a step of
+ * `npm test`, so that the tests running benches side by side do not compile into the same folder at once).
+ */
 export function buildCheckout (dir: string, project: string): void {
-  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
+  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-b', join(dir, project)], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] })
   // tsc emits only what it compiles: the .lua files the built modules read when loaded go beside them, as
   // `npm run build` copies them into dist/ (scripts/copy-lua.ts); a checkout from before them has none
   copyLua(join(dir, 'src'), project === 'tsconfig.bench.json' ? join(dir, '.bench-build', 'src') : join(dir, 'dist'))
