@@ -13,7 +13,7 @@
 // it, in place of the floors.
 import { parseArgs } from 'node:util'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { randomBytes, randomInt } from 'node:crypto'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
@@ -26,6 +26,7 @@ import { startChild, waitUntilReady, type Child } from '../scripts/lib/child.js'
 import { freePort } from '../scripts/lib/free-port.js'
 import { buildCheckout, cpuSeconds } from './lib/machine.js'
 import { FAIR_FLOOR_TARGETS } from './lib/fair-floor-script.js'
+import { allocation, allocationLines, merged, type HeapProfile } from './lib/heap-profile.js'
 import { seedThroughAdmin } from '../scripts/lib/seed.js'
 import { deleteByPrefix, redisVersion } from '../scripts/lib/redis-keys.js'
 import { bump, countsLine, ms, percentile, sortedCopy } from '../scripts/lib/stats.js'
@@ -48,9 +49,12 @@ const { values: v } = parseArgs({
     compare: { type: 'string' },
     tsx: { type: 'boolean', default: false },
     replica: { type: 'boolean', default: false },
-    'wait-replicas': { type: 'string', default: '1' }
+    'wait-replicas': { type: 'string', default: '1' },
+    'heap-profile': { type: 'string' }
   }
 })
+/** --heap-profile DIR: each server's measured runs sampled by V8's heap profiler, the profiles kept in DIR */
+const heapDir = v['heap-profile'] !== undefined ? resolve(v['heap-profile']) : undefined
 const withReplica = v.replica === true
 const waitReplicas = Math.floor(Number(v['wait-replicas']))
 if (withReplica && !(waitReplicas >= 1 && waitReplicas <= 1)) {
@@ -85,7 +89,7 @@ let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const prefix = `extauth-bench:${randomBytes(6).toString('hex')}:`
 
 type Kind = 'extauth' | 'floor'
-interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string, allocFile: string }
+interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string, allocFile: string, heapPrefix?: string }
 interface Run {
   target: Target['name']
   completed: number
@@ -101,6 +105,8 @@ interface Run {
   allocBytes: number
   /** some approved (urn, reference) pairs, for the size of their records */
   samples: Array<{ urn: string, reference: string }>
+  /** with --heap-profile: the run's heap profile */
+  heapFile?: string
 }
 
 const scenario: Scenario = { runId: newRunId(Date.now(), randomInt(37)), urns, declineEvery: 0, creditMinor: DEFAULT_CREDIT_MINOR }
@@ -109,10 +115,26 @@ let seq = 0
 const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
 
 /** The server's probe loaded into each server: its allocated bytes on SIGWINCH (bench/lib/alloc-probe.ts). */
-const probeEnv = (allocFile: string): Record<string, string> => ({
+const probeEnv = (allocFile: string, heapPrefix: string | undefined): Record<string, string> => ({
   NODE_OPTIONS: `--import ${join(REPO_ROOT, '.bench-build/bench/lib/alloc-probe.js')}`,
-  ALLOC_PROBE_FILE: allocFile
+  ALLOC_PROBE_FILE: allocFile,
+  ...(heapPrefix !== undefined ? { ALLOC_PROBE_HEAP: heapPrefix } : {})
 })
+/** a server's name as a file name: `fair floor` → `fair-floor` */
+const slug = (name: string): string => name.replace(/[^A-Za-z0-9.@+-]+/g, '-').replace(/^-|-$/g, '')
+
+/** The profile the probe writes for the interval its last reading closed, moved to `to` once whole. */
+async function heapProfileOf (t: Target, to: string): Promise<string> {
+  const from = `${t.heapPrefix ?? ''}.${probeSeq.get(t.allocFile) ?? 0}.heapprofile`
+  // putting a profile into text takes a second or two; the probe writes it whole under its name
+  const until = performance.now() + 60_000
+  while (!existsSync(from)) {
+    if (performance.now() > until) throw new Error(`${t.name}: no heap profile at ${from}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  renameSync(from, to)
+  return to
+}
 const probeSeq = new Map<string, number>()
 /** Bytes the target's process has allocated so far, as its probe writes them; NaN when it does not answer. */
 async function allocatedBytes (t: Target): Promise<number> {
@@ -146,8 +168,11 @@ async function redisCpuSeconds (r: Redis): Promise<number> {
   return user + sys
 }
 
-/** `connections` loops, each sending the next request when its answer has fully arrived, for seconds. */
-async function closedLoop (t: Target, seconds: number, redis: Redis): Promise<Run> {
+/**
+ * `connections` loops, each sending the next request when its answer has fully arrived, for seconds. `label`:
+ * a measured run, whose heap profile (with --heap-profile) is kept under that name.
+ */
+async function closedLoop (t: Target, seconds: number, redis: Redis, label?: string): Promise<Run> {
   const pool = new Pool(t.url, { connections, pipelining: 1, keepAliveTimeout: 30_000 })
   const headers = platformHeaders(t.keys)
   const r: Run = { target: t.name, completed: 0, elapsedS: 0, latenciesMs: [], statuses: new Map(), codes: new Map(), errors: 0, nodeCpuS: 0, redisCpuS: 0, allocBytes: 0, samples: [] }
@@ -181,6 +206,7 @@ async function closedLoop (t: Target, seconds: number, redis: Redis): Promise<Ru
   r.redisCpuS = await redisCpuSeconds(redis) - redisCpu0
   r.allocBytes = await allocatedBytes(t) - alloc0
   await pool.close()
+  if (heapDir !== undefined && label !== undefined) r.heapFile = await heapProfileOf(t, join(heapDir, `${label}.heapprofile`))
   return r
 }
 
@@ -356,6 +382,10 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
   const spawned = new Map<string, SpawnedExtauth>()
   const floors: Child[] = []
   const probeDir = mkdtempSync(join(tmpdir(), 'extauth-bench-alloc-'))
+  if (heapDir !== undefined) {
+    mkdirSync(heapDir, { recursive: true })
+    out.write(`heap profiles of each server's measured runs into ${heapDir}: the sampler's own CPU time makes this run's CPU figures no measure of anything; its bytes a few per cent more\n\n`)
+  }
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 })
   redis.on('error', () => {})
   let clean = false
@@ -365,13 +395,15 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     /** without a script: the sources through tsx */
     const extauthAt = async (name: string, script: string | undefined, keyPrefix: string, env?: Record<string, string>): Promise<Target> => {
       const allocFile = join(probeDir, `${spawned.size}.alloc`)
-      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...passed, ...env, ...probeEnv(allocFile) }, ...(script !== undefined ? { script } : {}) })
+      const heapPrefix = heapDir !== undefined ? join(heapDir, slug(name)) : undefined
+      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...passed, ...env, ...probeEnv(allocFile, heapPrefix) }, ...(script !== undefined ? { script } : {}) })
       spawned.set(name, e)
-      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
+      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix, allocFile, ...(heapPrefix !== undefined ? { heapPrefix } : {}) }
     }
     const floorAt = async (name: string, script: string, keyPrefix: string): Promise<Target> => {
       const port = await freePort()
       const allocFile = join(probeDir, `floor-${floors.length}.alloc`)
+      const heapPrefix = heapDir !== undefined ? join(heapDir, slug(name)) : undefined
       const child = startChild([script], {
         cwd: REPO_ROOT,
         logFile: join(tmpdir(), `bench-${basename(script, '.js')}-${process.pid}.log`),
@@ -387,13 +419,13 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
           FLOOR_SEED_RUN_ID: scenario.runId,
           FLOOR_SEED_URNS: String(scenario.urns),
           FLOOR_SEED_CREDIT: String(scenario.creditMinor),
-          ...probeEnv(allocFile)
+          ...probeEnv(allocFile, heapPrefix)
         }
       })
       floors.push(child)
       const url = `http://127.0.0.1:${port}`
       await waitUntilReady(child, `${url}/health/ready`)
-      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
+      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix, allocFile, ...(heapPrefix !== undefined ? { heapPrefix } : {}) }
     }
     // one at a time: a failure leaves only started servers to stop in `finally`
     const targets: Target[] = []
@@ -426,7 +458,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
       // each round starts with the next server, so none is always measured first or last
       const order = targets.map((_, i) => targets[(i + round) % targets.length] as Target)
       for (const tg of order) {
-        const r = await closedLoop(tg, durationS, redis)
+        const r = await closedLoop(tg, durationS, redis, `${slug(tg.name)}.run${round + 1}`)
         runs.push(r)
         out.write(row(`${tg.name} run ${round + 1}`, summarize([r]), `status ${countsLine(r.statuses)}  codes ${countsLine(r.codes)}${r.errors > 0 ? `  errors ${r.errors}` : ''}`))
       }
@@ -448,6 +480,18 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
         const pairs = Array.from({ length: rounds }, (_, i): [Summary, Summary] => [ofRound(tg.name, i), ofRound(fair.name, i)])
         out.write(perDecision(tg.name, sums.get(tg.name) as Summary, sums.get(fair.name) as Summary, pairs))
       }
+    }
+
+    if (heapDir !== undefined) {
+      for (const tg of targets) {
+        const mine = runs.filter((r) => r.target === tg.name)
+        const files = mine.flatMap((r) => r.heapFile !== undefined ? [r.heapFile] : [])
+        const requests = mine.reduce((n, r) => n + r.completed, 0)
+        const a = merged(files.map((f) => allocation(JSON.parse(readFileSync(f, 'utf8')) as HeapProfile)))
+        out.write(`\nwhere ${tg.name} allocates, over its ${requests} measured requests (${files.map((f) => basename(f)).join(', ')}):\n${allocationLines(a, requests, 12).join('\n')}\n`)
+      }
+      // the intervals between measured runs (warm-ups, other servers' runs) are not kept
+      for (const f of readdirSync(heapDir)) if (/\.\d+\.heapprofile$/.test(f)) rmSync(join(heapDir, f), { force: true })
     }
 
     out.write('\nRedis bytes, MEMORY USAGE of sampled keys:\n')
