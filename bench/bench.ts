@@ -384,7 +384,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
   const probeDir = mkdtempSync(join(tmpdir(), 'extauth-bench-alloc-'))
   if (heapDir !== undefined) {
     mkdirSync(heapDir, { recursive: true })
-    out.write(`heap profiles of each server's measured runs into ${heapDir}: the sampler's own CPU time makes this run's CPU figures no measure of anything; its bytes a few per cent more\n\n`)
+    out.write(`heap profiles of each server's measured runs into ${heapDir}: the sampler's own CPU time makes this run's CPU figures no measure of anything; its bytes hardly move\n\n`)
   }
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 })
   redis.on('error', () => {})
@@ -490,7 +490,7 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
         const a = merged(files.map((f) => allocation(JSON.parse(readFileSync(f, 'utf8')) as HeapProfile)))
         out.write(`\nwhere ${tg.name} allocates, over its ${requests} measured requests (${files.map((f) => basename(f)).join(', ')}):\n${allocationLines(a, requests, 12).join('\n')}\n`)
       }
-      // the intervals between measured runs (warm-ups, other servers' runs) are not kept
+      // the warm-ups' profiles are not kept
       for (const f of readdirSync(heapDir)) if (/\.\d+\.heapprofile$/.test(f)) rmSync(join(heapDir, f), { force: true })
     }
 

@@ -6,13 +6,13 @@
 // collected count, whatever the collections' timing. Its own records (a few hundred bytes a collection) count
 // too, alike in every server.
 //
-// With ALLOC_PROBE_HEAP set (`npm run bench -- --heap-profile DIR`), V8's sampling heap profiler also runs from
-// one reading to the next, objects already collected kept, and after writing a reading the probe writes the
-// profile of the interval it closes to `<ALLOC_PROBE_HEAP>.<sequence>.heapprofile` (through a temporary name,
-// so the file is whole once it is there), then starts the next. The reading is written first: putting the
-// profile into text allocates, and that counts toward the next interval, which no run measures. The sampler's
-// own work counts in the interval (a few per cent more bytes, and its CPU time makes the run's CPU figures no
-// measure of anything).
+// With ALLOC_PROBE_HEAP set (`npm run bench -- --heap-profile DIR`), V8's sampling heap profiler also runs over
+// each run, objects already collected kept. The bench reads at a run's start and at its end, so a run is the
+// interval from an odd reading to the next: sampling starts after an odd reading, and after the even one the
+// probe writes the run's profile to `<ALLOC_PROBE_HEAP>.<sequence>.heapprofile` (through a temporary name, so
+// the file is whole once it is there). Putting the profile into text allocates a lot: it happens after the
+// run's last reading, between runs, where no run counts it. The sampler's own work counts in the run (about 1 %
+// more bytes, and its CPU time makes the run's CPU figures no measure of anything).
 import { GCProfiler, getHeapStatistics } from 'node:v8'
 import { renameSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -38,23 +38,23 @@ if (file !== undefined && file !== '') {
   })
 }
 
-/** Samples from reading to reading; given the reading's sequence, writes the interval's profile. */
+/** Given each reading's sequence: samples from an odd reading (a run's start) to the next, and writes that profile. */
 function heapSampler (prefix: string): (seq: number) => void {
   const session = new Session()
   session.connect()
-  // a sample every 256 bytes on average (V8's default is 32 KB: too few for a request's few dozen objects)
-  const start = async (): Promise<void> => {
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
-  }
-  // one interval's work at a time, in the order of the readings
-  let chain = start()
+  // in the order of the readings, one step at a time
+  let chain = Promise.resolve()
   return (seq) => {
     chain = chain.then(async () => {
+      if (seq % 2 === 1) {
+        // a sample every 256 bytes on average (V8's default is 32 KB: too few for a request's few dozen objects)
+        await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+        return
+      }
       const { profile } = await session.post('HeapProfiler.stopSampling')
       const out = `${prefix}.${seq}.heapprofile`
       writeFileSync(`${out}.part`, JSON.stringify(profile))
       renameSync(`${out}.part`, out)
-      await start()
     }).catch((err: unknown) => { process.stderr.write(`alloc-probe: heap profile ${seq}: ${String(err)}\n`) })
   }
 }
