@@ -8,7 +8,7 @@ import t from 'tap'
 import { main } from '../../src/cli/main.js'
 import { loadRuleSet } from '../../src/rules/load.js'
 import { tempDir } from '../rules/helpers.js'
-import { copyLua } from '../../scripts/copy-lua.js'
+import { buildCheckout } from '../../bench/lib/machine.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const rulesDir = join(root, 'rules')
@@ -123,10 +123,9 @@ t.test('the command line: version, help per command, suggestions for a mistyped 
 t.test('the built command line: node dist/cli/main.js runs from any folder, through a link too', async t => {
   const run = promisify(execFile)
   const outDir = await tempDir(t)
-  // what `npm run build` makes (incremental: `npm test` has built it, and tsc finds it up to date), copied away
-  await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b', join(root, 'tsconfig.build.json')], { cwd: root })
-  // as `npm run build` does: the Lua beside the modules that read it
-  copyLua(join(root, 'src'), join(root, 'dist'))
+  // what `npm run build` makes, the Lua beside the modules that read it (incremental: `npm test` has built it,
+  // and tsc finds it up to date), copied away
+  buildCheckout(root, 'tsconfig.build.json')
   await cp(join(root, 'dist'), join(outDir, 'dist'), { recursive: true })
   // as in the image: dist/ beside package.json and node_modules
   await writeFile(join(outDir, 'package.json'), await readFile(join(root, 'package.json')))
