@@ -89,7 +89,7 @@ let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const prefix = `extauth-bench:${randomBytes(6).toString('hex')}:`
 
 type Kind = 'extauth' | 'floor'
-interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string, allocFile: string, heapPrefix?: string }
+interface Target { name: string, kind: Kind, url: string, keys: PlatformKeys, pid: number, prefix: string, allocFile: string }
 interface Run {
   target: Target['name']
   completed: number
@@ -114,18 +114,21 @@ let seq = 0
 
 const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ')
 
-/** The server's probe loaded into each server: its allocated bytes on SIGWINCH (bench/lib/alloc-probe.ts). */
-const probeEnv = (allocFile: string, heapPrefix: string | undefined): Record<string, string> => ({
-  NODE_OPTIONS: `--import ${join(REPO_ROOT, '.bench-build/bench/lib/alloc-probe.js')}`,
-  ALLOC_PROBE_FILE: allocFile,
-  ...(heapPrefix !== undefined ? { ALLOC_PROBE_HEAP: heapPrefix } : {})
-})
 /** a server's name as a file name: `fair floor` → `fair-floor` */
 const slug = (name: string): string => name.replace(/[^A-Za-z0-9.@+-]+/g, '-').replace(/^-|-$/g, '')
+/** with --heap-profile: where a server's probe writes its runs' profiles, `<prefix>.<reading>.heapprofile` */
+const heapPrefixOf = (name: string): string => join(heapDir ?? '', slug(name))
+
+/** The server's probe loaded into each server: its allocated bytes on SIGWINCH (bench/lib/alloc-probe.ts). */
+const probeEnv = (allocFile: string, name: string): Record<string, string> => ({
+  NODE_OPTIONS: `--import ${join(REPO_ROOT, '.bench-build/bench/lib/alloc-probe.js')}`,
+  ALLOC_PROBE_FILE: allocFile,
+  ...(heapDir !== undefined ? { ALLOC_PROBE_HEAP: heapPrefixOf(name) } : {})
+})
 
 /** The profile the probe writes for the interval its last reading closed, moved to `to` once whole. */
 async function heapProfileOf (t: Target, to: string): Promise<string> {
-  const from = `${t.heapPrefix ?? ''}.${probeSeq.get(t.allocFile) ?? 0}.heapprofile`
+  const from = `${heapPrefixOf(t.name)}.${probeSeq.get(t.allocFile) ?? 0}.heapprofile`
   // putting a profile into text takes a second or two; the probe writes it whole under its name
   const until = performance.now() + 60_000
   while (!existsSync(from)) {
@@ -395,15 +398,13 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
     /** without a script: the sources through tsx */
     const extauthAt = async (name: string, script: string | undefined, keyPrefix: string, env?: Record<string, string>): Promise<Target> => {
       const allocFile = join(probeDir, `${spawned.size}.alloc`)
-      const heapPrefix = heapDir !== undefined ? join(heapDir, slug(name)) : undefined
-      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...passed, ...env, ...probeEnv(allocFile, heapPrefix) }, ...(script !== undefined ? { script } : {}) })
+      const e = await spawnExtauth({ redisUrl, redisPrefix: keyPrefix, logLevel, name, keys, env: { ...passed, ...env, ...probeEnv(allocFile, name) }, ...(script !== undefined ? { script } : {}) })
       spawned.set(name, e)
-      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix, allocFile, ...(heapPrefix !== undefined ? { heapPrefix } : {}) }
+      return { name, kind: 'extauth', url: e.baseUrl, keys, pid: e.child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
     }
     const floorAt = async (name: string, script: string, keyPrefix: string): Promise<Target> => {
       const port = await freePort()
       const allocFile = join(probeDir, `floor-${floors.length}.alloc`)
-      const heapPrefix = heapDir !== undefined ? join(heapDir, slug(name)) : undefined
       const child = startChild([script], {
         cwd: REPO_ROOT,
         logFile: join(tmpdir(), `bench-${basename(script, '.js')}-${process.pid}.log`),
@@ -419,13 +420,13 @@ async function measure (out: NodeJS.WriteStream): Promise<number> {
           FLOOR_SEED_RUN_ID: scenario.runId,
           FLOOR_SEED_URNS: String(scenario.urns),
           FLOOR_SEED_CREDIT: String(scenario.creditMinor),
-          ...probeEnv(allocFile, heapPrefix)
+          ...probeEnv(allocFile, name)
         }
       })
       floors.push(child)
       const url = `http://127.0.0.1:${port}`
       await waitUntilReady(child, `${url}/health/ready`)
-      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix, allocFile, ...(heapPrefix !== undefined ? { heapPrefix } : {}) }
+      return { name, kind: 'floor', url, keys, pid: child.proc.pid ?? 0, prefix: keyPrefix, allocFile }
     }
     // one at a time: a failure leaves only started servers to stop in `finally`
     const targets: Target[] = []
