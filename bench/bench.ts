@@ -24,6 +24,7 @@ import { AUTH_PATH, DEFAULT_CREDIT_MINOR, newRunId, planRequest, platformHeaders
 import { spawnEnv, spawnExtauth, REPO_ROOT, type SpawnedExtauth } from '../scripts/lib/extauth.js'
 import { startChild, waitUntilReady, type Child } from '../scripts/lib/child.js'
 import { freePort } from '../scripts/lib/free-port.js'
+import { until } from '../scripts/lib/until.js'
 import { buildCheckout, cpuSeconds } from './lib/machine.js'
 import { FAIR_FLOOR_TARGETS } from './lib/fair-floor-script.js'
 import { allocation, allocationLines, merged, type HeapProfile } from './lib/heap-profile.js'
@@ -130,11 +131,7 @@ const probeEnv = (allocFile: string, name: string): Record<string, string> => ({
 async function heapProfileOf (t: Target, to: string): Promise<string> {
   const from = `${heapPrefixOf(t.name)}.${probeSeq.get(t.allocFile) ?? 0}.heapprofile`
   // putting a profile into text takes a second or two; the probe writes it whole under its name
-  const until = performance.now() + 60_000
-  while (!existsSync(from)) {
-    if (performance.now() > until) throw new Error(`${t.name}: no heap profile at ${from}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  await until(() => existsSync(from), 60_000, `${t.name}'s heap profile at ${from}`)
   renameSync(from, to)
   return to
 }
@@ -147,8 +144,8 @@ async function allocatedBytes (t: Target): Promise<number> {
   } catch {
     return Number.NaN
   }
-  const until = performance.now() + 2000
-  while (performance.now() < until) {
+  const end = performance.now() + 2000
+  while (performance.now() < end) {
     let text = ''
     try {
       text = readFileSync(t.allocFile, 'utf8')
@@ -277,13 +274,7 @@ async function primaryWithReplica (): Promise<{ url: string, stop: () => Promise
   const replica = new Redis({ host: '127.0.0.1', port: r, retryStrategy: () => 50, maxRetriesPerRequest: 0 })
   replica.on('error', () => {})
   try {
-    const until = Date.now() + 10_000
-    for (;;) {
-      const info = await replica.info('replication').catch(() => '')
-      if (/master_link_status:up/.test(info)) break
-      if (Date.now() > until) throw new Error('the local replica did not sync within 10 s')
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await until(async () => /master_link_status:up/.test(await replica.info('replication')), 10_000, 'the local replica to sync')
   } catch (err) {
     await stop()
     throw err

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { freePort } from '../../scripts/lib/free-port.js'
+import { until } from '../../scripts/lib/until.js'
 
 export const SLOTS = 16_384
 /** a cluster not agreed (every node: state ok, all masters known) within this is a failed start */
@@ -26,14 +27,6 @@ export interface OwnCluster {
   /** `host:port,...`, as REDIS_CLUSTER_NODES takes it */
   seeds: string
   stop: () => Promise<void>
-}
-
-async function until (check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 /**

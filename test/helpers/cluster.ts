@@ -7,16 +7,9 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import { freePort } from './redis.js'
+import { until } from '../../scripts/lib/until.js'
 
 const run = promisify(execFile)
-
-async function waitFor (check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 export async function startCluster (t: { teardown: (fn: () => unknown) => void }): Promise<Array<{ host: string, port: number }>> {
   const dir = await mkdtemp(join(tmpdir(), 'extauth-cluster-'))
@@ -33,17 +26,17 @@ export async function startCluster (t: { teardown: (fn: () => unknown) => void }
     nodes.push({ host: '127.0.0.1', port })
   }
   for (const n of nodes) {
-    await waitFor(async () => {
+    await until(async () => {
       const r = new Redis({ ...n, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 })
       r.on('error', () => {})
       try { await r.connect(); await r.ping(); return true } finally { r.disconnect() }
-    }, 5000, `redis-server ${n.port}`)
+    }, 5000, `redis-server ${n.port}`, 100)
   }
   await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 })
-  await waitFor(async () => {
+  await until(async () => {
     const r = new Redis({ ...nodes[0], lazyConnect: true, retryStrategy: () => null })
     r.on('error', () => {})
     try { await r.connect(); return String(await r.call('CLUSTER', 'INFO')).includes('cluster_state:ok') } finally { r.disconnect() }
-  }, 10_000, 'cluster_state:ok')
+  }, 10_000, 'cluster_state:ok', 100)
   return nodes
 }
