@@ -128,12 +128,7 @@ function report (t: Test, label: string, run: Run): { meanwhile: Sample[], recov
   return { meanwhile, recoveryMs }
 }
 
-// The two runs have nothing in common (each its own Redis, Sentinels and extauth) and spend most of their time
-// waiting for Sentinel to see the primary gone and promote a replica: they run side by side, each at its own
-// light rate, in half the time.
-t.jobs = 2
-
-t.test('with REDIS_WAIT_REPLICAS=1: no 00 lost across a failover', { buffered: true }, async (t) => {
+t.test('with REDIS_WAIT_REPLICAS=1: no 00 lost across a failover', async (t) => {
   const run = await failoverUnderLoad(t, 1)
   const { meanwhile } = report(t, 'REDIS_WAIT_REPLICAS=1', run)
   t.same(countBy(run.samples, (s) => s.error ?? 'answered'), { answered: run.samples.length }, 'every request answered (no socket error, no client timeout)')
@@ -150,7 +145,7 @@ t.test('with REDIS_WAIT_REPLICAS=1: no 00 lost across a failover', { buffered: t
   t.same(a.balanceGaps, Object.fromEntries(run.urns.map((u) => [u, 0])), 'each balance on the new primary = opening − the 00s answered')
 })
 
-t.test('without REDIS_WAIT_REPLICAS: how many 00s a failover loses', { buffered: true }, async (t) => {
+t.test('without REDIS_WAIT_REPLICAS: how many 00s a failover loses', async (t) => {
   const run = await failoverUnderLoad(t, 0)
   report(t, 'no REDIS_WAIT_REPLICAS', run)
   const a = await audit(run)
